@@ -1,0 +1,50 @@
+// headers_test.cc — Headers lookup, token matching and OWS trimming.
+#include "junction/http/headers.h"
+
+#include <gtest/gtest.h>
+
+namespace junction::http {
+namespace {
+
+TEST(HeadersTest, EqualsIgnoreCaseComparesAsciiOnly) {
+  EXPECT_TRUE(EqualsIgnoreCase("Content-Length", "content-length"));
+  EXPECT_TRUE(EqualsIgnoreCase("", ""));
+  EXPECT_FALSE(EqualsIgnoreCase("Content-Length", "content-lengt"));
+  EXPECT_FALSE(EqualsIgnoreCase("a", "b"));
+  EXPECT_FALSE(EqualsIgnoreCase("[", "{"));  // 0x5b vs 0x7b differ by 0x20 but are not letters
+}
+
+TEST(HeadersTest, FindReturnsFirstMatchInAnyCase) {
+  Headers h;
+  h.Add("Host", "example.com");
+  h.Add("X-Dup", "one");
+  h.Add("x-dup", "two");
+  EXPECT_EQ(h.Find("HOST"), "example.com");
+  EXPECT_EQ(h.Find("x-DUP"), "one");
+  EXPECT_EQ(h.Count("X-Dup"), 2u);
+  EXPECT_FALSE(h.Find("absent").has_value());
+  EXPECT_TRUE(h.Contains("host"));
+  EXPECT_EQ(h.size(), 3u);
+  h.Clear();
+  EXPECT_TRUE(h.empty());
+}
+
+TEST(HeadersTest, HasTokenSplitsOnCommasAndTrims) {
+  Headers h;
+  h.Add("Connection", "Keep-Alive ,  Upgrade");
+  h.Add("Connection", "CLOSE");
+  EXPECT_TRUE(h.HasToken("connection", "keep-alive"));
+  EXPECT_TRUE(h.HasToken("connection", "upgrade"));
+  EXPECT_TRUE(h.HasToken("connection", "close"));
+  EXPECT_FALSE(h.HasToken("connection", "keep"));
+  EXPECT_FALSE(h.HasToken("expect", "close"));
+}
+
+TEST(HeadersTest, TrimOwsRemovesSpacesAndTabsAtBothEnds) {
+  EXPECT_EQ(TrimOws(" \t a b \t"), "a b");
+  EXPECT_EQ(TrimOws("   "), "");
+  EXPECT_EQ(TrimOws("x"), "x");
+}
+
+}  // namespace
+}  // namespace junction::http

@@ -1,0 +1,506 @@
+// core.cc — the per-core scheduler: switching, the idle loop, timers, stealing, accounting.
+//
+// Search order when a core needs work (top to bottom): its remote-wake inbox, expired
+// timers, the poll hooks (network), its own run queue, then half of another core's ring.
+// Finding nothing, it spins for idle_spin_us and then blocks its kthread in epoll until an
+// inbox push, a timer, a registered backend fd, or an interval-close request kicks it.
+#include "junction/sched/core.h"
+
+#include <pthread.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fmt/format.h>
+
+#include <immintrin.h>
+
+#include "junction/sched/runtime.h"
+#include "junction/sched/tsc.h"
+
+#if defined(FAASNODE_ASAN)
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+namespace junction::sched {
+namespace {
+thread_local Core* t_core = nullptr;
+}  // namespace
+
+__attribute__((noinline)) Core* ThisCore() {
+  asm volatile("" ::: "memory");
+  return t_core;
+}
+
+Core::Core(Runtime* rt, int index, int cpu, const RuntimeConfig& config)
+    : rt_(rt),
+      index_(index),
+      cpu_(cpu),
+      config_(config),
+      pool_(StackPoolOptions{config.stack_size, config.stack_guard, config.stack_cache}),
+      poll_interval_cycles_(NsToCycles(config.poll_interval_us * 1000.0)),
+      spin_cycles_(NsToCycles(config.idle_spin_us * 1000.0)),
+      steal_seed_(0x9E3779B97F4A7C15ull * static_cast<std::uint64_t>(index + 1)) {
+  idle_.is_idle_context = true;
+  idle_.account = accounts::kPoll;
+  idle_.core = this;
+}
+
+Core::~Core() {
+  if (epfd_ >= 0) close(epfd_);
+  if (evfd_ >= 0) close(evfd_);
+}
+
+Status<void> Core::Init() {
+  evfd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (evfd_ < 0) return std::unexpected(Error::FromErrno("eventfd for a runtime core"));
+  epfd_ = epoll_create1(EPOLL_CLOEXEC);
+  if (epfd_ < 0) return std::unexpected(Error::FromErrno("epoll_create1 for a runtime core"));
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = evfd_;
+  if (epoll_ctl(epfd_, EPOLL_CTL_ADD, evfd_, &ev) != 0) {
+    return std::unexpected(Error::FromErrno("epoll_ctl(eventfd)"));
+  }
+  return {};
+}
+
+Status<void> Core::AddIdleFd(int fd, std::uint32_t events,
+                             std::function<void(std::uint32_t)> cb) {
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.fd = fd;
+  if (epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+    return std::unexpected(Error::FromErrno(fmt::format("registering fd {} with core {}", fd, index_)));
+  }
+  idle_fds_.emplace_back(fd, std::move(cb));
+  return {};
+}
+
+CoreCounters Core::counters() const {
+  CoreCounters c;
+  c.switches = n_switches_.load(std::memory_order_relaxed);
+  c.stolen = n_stolen_.load(std::memory_order_relaxed);
+  c.remote_wakes = n_remote_.load(std::memory_order_relaxed);
+  c.blocks = n_blocks_.load(std::memory_order_relaxed);
+  c.timers_fired = n_timers_.load(std::memory_order_relaxed);
+  return c;
+}
+
+// ---------------------------------------------------------------------------------------
+// Accounting. ChargeAt gives [seg_start_, now) to `account`; a pending close request splits
+// that segment at the requested TSC, so all cores close at (nearly) the same instant and
+// every cycle lands in exactly one interval.
+
+void Core::MaybeClose(std::uint64_t now, AccountId account) {
+  const std::uint64_t seq = rt_->close_seq();
+  if (seq == closed_seq_) return;
+  std::uint64_t boundary = rt_->close_tsc();
+  if (boundary < seg_start_) boundary = seg_start_;
+  if (boundary > now) boundary = now;
+  tables_[active_].Add(account, boundary - seg_start_);
+  seg_start_ = boundary;
+  tables_[active_].Close(boundary);
+  closed_index_ = active_;
+  active_ ^= 1;
+  tables_[active_].Reset(boundary);
+  closed_seq_ = seq;
+  published_seq_.store(seq, std::memory_order_release);
+}
+
+void Core::ChargeAt(AccountId account, std::uint64_t now) {
+  MaybeClose(now, account);
+  tables_[active_].Add(account, now - seg_start_);
+  seg_start_ = now;
+}
+
+void Core::SetAccount(AccountId account) {
+  ChargeAt(current_->account, Rdtsc());
+  current_->account = account;
+}
+
+// ---------------------------------------------------------------------------------------
+// Switching.
+
+void Core::SwitchTo(detail::Thread* next, PostSwitch* op) {
+  detail::Thread* prev = current_;
+  op->prev = prev;
+  ChargeAt(prev->account, Rdtsc());
+  current_ = next;
+  next->core = this;
+  Bump(n_switches_);
+#if defined(FAASNODE_ASAN)
+  void* fake = nullptr;
+  __sanitizer_start_switch_fiber(op->kind == PostSwitch::kExit ? nullptr : &fake, next->stack_low,
+                                 next->stack_size);
+#endif
+  detail::ctx::transfer_t t = detail::ctx::jump_fcontext(next->ctx, op);
+#if defined(FAASNODE_ASAN)
+  __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+#endif
+  AfterSwitch(t);
+}
+
+void Core::AfterSwitch(detail::ctx::transfer_t t) {
+  auto* op = static_cast<PostSwitch*>(t.data);
+  op->prev->ctx = t.fctx;
+  ThisCore()->HandlePost(op);
+}
+
+void Core::HandlePost(PostSwitch* op) {
+  detail::Thread* prev = op->prev;
+  switch (op->kind) {
+    case PostSwitch::kNone:
+    case PostSwitch::kBlock:
+      break;
+    case PostSwitch::kYield:
+      if (!prev->is_idle_context) PushLocal(prev);
+      break;
+    case PostSwitch::kPark: {
+      std::uint32_t expected = detail::kParkRunning;
+      if (!prev->park_state.compare_exchange_strong(expected, detail::kParkParked,
+                                                    std::memory_order_acq_rel)) {
+        // Unpark() came while it was switching out: it keeps running.
+        prev->park_state.store(detail::kParkRunning, std::memory_order_relaxed);
+        PushLocal(prev);
+      }
+      break;
+    }
+    case PostSwitch::kUnlock:
+      op->lock->unlock();
+      break;
+    case PostSwitch::kExit: {
+      char* low = prev->stack_low;
+      const std::uintptr_t w = prev->join_word.exchange(detail::kJoinExited,
+                                                        std::memory_order_acq_rel);
+      // From here on `prev` belongs to its joiner, which frees the stack.
+      if (w == detail::kJoinDetached) {
+        pool_.Put(low);
+      } else if (w != 0) {
+        auto* joiner = reinterpret_cast<detail::Thread*>(w);
+        std::uint32_t s = joiner->park_state.load(std::memory_order_acquire);
+        while (true) {  // Unpark(joiner), inlined to avoid a header cycle
+          if (s == detail::kParkNotified) break;
+          if (s == detail::kParkRunning) {
+            if (joiner->park_state.compare_exchange_weak(s, detail::kParkNotified)) break;
+            continue;
+          }
+          if (joiner->park_state.compare_exchange_weak(s, detail::kParkRunning)) {
+            Ready(joiner);
+            break;
+          }
+        }
+      }
+      break;
+    }
+  }
+}
+
+void Trampoline(detail::ctx::transfer_t t) {
+#if defined(FAASNODE_ASAN)
+  __sanitizer_finish_switch_fiber(nullptr, nullptr, nullptr);
+#endif
+  auto* op = static_cast<PostSwitch*>(t.data);
+  op->prev->ctx = t.fctx;
+  Core* c = ThisCore();
+  c->HandlePost(op);
+  detail::Thread* self = c->current_;
+  self->invoke(self->fn);
+  ThisCore()->Exit();
+}
+
+detail::Thread* Core::PickNext(std::uint64_t now) {
+  if (inbox_.MaybeNonEmpty()) DrainInbox();
+  // Timers and poll hooks run on the idle context, never here: the thread switching out may
+  // hold a spinlock that a timer's callback needs (it is released only after the switch).
+  if (now >= next_timer_tsc_) return &idle_;
+  if (!poll_hooks_.empty() && now - last_poll_tsc_ > poll_interval_cycles_) return &idle_;
+  detail::Thread* t = rq_.Pop();
+  return t != nullptr ? t : &idle_;
+}
+
+void Core::Yield() {
+  const std::uint64_t now = Rdtsc();
+  detail::Thread* next = PickNext(now);
+  if (next == &idle_ && poll_hooks_.empty() && now < next_timer_tsc_) {
+    return;  // nothing else to run and no housekeeping due: keep going
+  }
+  PostSwitch op{PostSwitch::kYield};
+  SwitchTo(next, &op);
+}
+
+void Core::Park() {
+  detail::Thread* self = current_;
+  std::uint32_t expected = detail::kParkNotified;
+  if (self->park_state.compare_exchange_strong(expected, detail::kParkRunning,
+                                               std::memory_order_acq_rel)) {
+    return;
+  }
+  PostSwitch op{PostSwitch::kPark};
+  SwitchTo(PickNext(Rdtsc()), &op);
+}
+
+namespace {
+void ParkTimeout(detail::Thread* t) {
+  std::uint32_t expected = detail::kParkParked;
+  if (t->park_state.compare_exchange_strong(expected, detail::kParkRunning,
+                                            std::memory_order_acq_rel)) {
+    t->timed_out = true;
+    Ready(t);
+  }
+}
+}  // namespace
+
+bool Core::ParkUntil(std::int64_t deadline_ns) {
+  detail::Thread* self = current_;
+  std::uint32_t expected = detail::kParkNotified;
+  if (self->park_state.compare_exchange_strong(expected, detail::kParkRunning,
+                                               std::memory_order_acq_rel)) {
+    return true;
+  }
+  if (deadline_ns <= MonoNs()) return false;
+  const std::uint64_t token = NewToken();
+  self->timed_out = false;
+  self->on_timeout = &ParkTimeout;
+  self->wait_token.store(token, std::memory_order_release);
+  ArmTimer(deadline_ns, token, self);
+  PostSwitch op{PostSwitch::kPark};
+  SwitchTo(PickNext(Rdtsc()), &op);
+  // Woken by Unpark or by the timer; retire the token so a pending timer does nothing.
+  self->wait_token.store(0, std::memory_order_release);
+  return !self->timed_out;
+}
+
+void Core::SleepUntil(std::int64_t deadline_ns) {
+  if (deadline_ns <= MonoNs()) {
+    Yield();
+    return;
+  }
+  detail::Thread* self = current_;
+  const std::uint64_t token = NewToken();
+  self->on_timeout = nullptr;
+  self->wait_token.store(token, std::memory_order_release);
+  ArmTimer(deadline_ns, token, self);
+  PostSwitch op{PostSwitch::kBlock};
+  SwitchTo(PickNext(Rdtsc()), &op);
+}
+
+void Core::BlockAndUnlock(Spinlock* lock, std::int64_t deadline_ns) {
+  detail::Thread* self = current_;
+  if (deadline_ns != INT64_MAX) {
+    ArmTimer(deadline_ns, self->wait_token.load(std::memory_order_relaxed), self);
+  }
+  PostSwitch op{PostSwitch::kUnlock, lock};
+  SwitchTo(PickNext(Rdtsc()), &op);
+}
+
+void Core::Exit() {
+  PostSwitch op{PostSwitch::kExit};
+  SwitchTo(PickNext(Rdtsc()), &op);
+  __builtin_unreachable();
+}
+
+// ---------------------------------------------------------------------------------------
+// Queues and wake-ups.
+
+void Core::PushLocal(detail::Thread* t) {
+  t->core = this;
+  rq_.Push(t);
+  MaybeWakeIdlePeer();
+}
+
+void Core::MaybeWakeIdlePeer() {
+  // More work here than this core can run right now, and a peer is asleep: wake one so it
+  // steals. Throttled so a burst of spawns costs one eventfd write, not one per spawn.
+  if (rt_->num_sleeping().load(std::memory_order_relaxed) == 0) return;
+  if (rq_.RingSizeHint() < 2) return;
+  const std::uint64_t now = Rdtsc();
+  if (now - last_peer_kick_tsc_ < spin_cycles_) return;
+  last_peer_kick_tsc_ = now;
+  for (int i = 0; i < rt_->num_cores(); ++i) {
+    Core* peer = rt_->core(i);
+    if (peer != this && peer->sleeping()) {
+      peer->Kick();
+      return;
+    }
+  }
+}
+
+void Core::PushRemote(detail::Thread* t) {
+  t->core = this;
+  inbox_.Push(t);
+  n_remote_.fetch_add(1, std::memory_order_relaxed);
+  if (sleeping_.load(std::memory_order_seq_cst)) Kick();
+}
+
+void Core::Kick() {
+  const std::uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = write(evfd_, &one, sizeof(one));
+}
+
+void Ready(detail::Thread* t) {
+  Core* home = t->core;
+  if (ThisCore() == home) {
+    home->PushLocal(t);
+  } else {
+    home->PushRemote(t);
+  }
+}
+
+void Core::DrainInbox() {
+  while (detail::Thread* t = inbox_.Pop()) {
+    t->core = this;
+    rq_.Push(t);
+  }
+}
+
+void Core::ArmTimer(std::int64_t deadline_ns, std::uint64_t token, detail::Thread* t) {
+  timers_.Arm(deadline_ns, token, t);
+  if (timers_.NextDeadlineNs() == deadline_ns) {
+    // Check a little early rather than late: the TSC estimate is only a hint; RunTimers
+    // compares real clock readings.
+    const std::int64_t delta = deadline_ns - MonoNs();
+    const std::uint64_t now = Rdtsc();
+    next_timer_tsc_ = delta <= 0 ? now : now + NsToCycles(static_cast<double>(delta) * 0.999);
+  }
+}
+
+void Core::RunTimers() {
+  const std::int64_t now_ns = MonoNs();
+  while (!timers_.empty() && timers_.NextDeadlineNs() <= now_ns) {
+    TimerHeap::Entry e = timers_.PopMin();
+    std::uint64_t token = e.token;
+    if (e.thread->wait_token.compare_exchange_strong(token, 0, std::memory_order_acq_rel)) {
+      Bump(n_timers_);
+      if (e.thread->on_timeout != nullptr) {
+        e.thread->on_timeout(e.thread);
+      } else {
+        e.thread->timed_out = true;
+        Ready(e.thread);
+      }
+    }
+  }
+  if (timers_.empty()) {
+    next_timer_tsc_ = UINT64_MAX;
+  } else {
+    const std::int64_t delta = timers_.NextDeadlineNs() - now_ns;
+    next_timer_tsc_ = Rdtsc() + NsToCycles(static_cast<double>(delta) * 0.999);
+  }
+}
+
+bool Core::TrySteal() {
+  const int n = rt_->num_cores();
+  if (n < 2) return false;
+  steal_seed_ ^= steal_seed_ << 13;
+  steal_seed_ ^= steal_seed_ >> 7;
+  steal_seed_ ^= steal_seed_ << 17;
+  const int start = static_cast<int>(steal_seed_ % static_cast<std::uint64_t>(n));
+  for (int i = 0; i < n; ++i) {
+    Core* victim = rt_->core((start + i) % n);
+    if (victim == this || victim->rq_.RingSizeHint() == 0) continue;
+    if (std::uint32_t got = victim->rq_.StealHalf(rq_)) {
+      n_stolen_.store(n_stolen_.load(std::memory_order_relaxed) + got, std::memory_order_relaxed);
+      return true;
+    }
+  }
+  return false;
+}
+
+detail::Thread* Core::FindWork() {
+  DrainInbox();
+  const std::uint64_t now = Rdtsc();
+  if (now >= next_timer_tsc_) RunTimers();
+  last_poll_tsc_ = now;
+  for (auto& hook : poll_hooks_) hook();
+  if (detail::Thread* t = rq_.Pop()) return t;
+  if (TrySteal()) return rq_.Pop();
+  return nullptr;
+}
+
+void Core::BlockIdle() {
+  std::int64_t timeout_ns = -1;  // forever
+  if (!timers_.empty()) {
+    const std::int64_t until = timers_.NextDeadlineNs() - MonoNs();
+    const std::int64_t spin_ns = static_cast<std::int64_t>(config_.timer_spin_us) * 1000;
+    if (until <= spin_ns) return;  // a timer is close: keep spinning so it fires on time
+    timeout_ns = until - spin_ns;
+  }
+  ChargeAt(accounts::kPoll, Rdtsc());
+  idle_.account = accounts::kIdle;
+  sleeping_.store(true, std::memory_order_seq_cst);
+  rt_->num_sleeping().fetch_add(1, std::memory_order_seq_cst);
+  const bool wake_pending = inbox_.MaybeNonEmpty() || rt_->stopping() ||
+                            rt_->close_seq() != closed_seq_;
+  epoll_event events[8];
+  int n = 0;
+  if (!wake_pending) {
+    Bump(n_blocks_);
+    timespec ts{timeout_ns / 1'000'000'000, timeout_ns % 1'000'000'000};
+    n = epoll_pwait2(epfd_, events, 8, timeout_ns < 0 ? nullptr : &ts, nullptr);
+    if (n < 0 && errno == ENOSYS) {  // kernels before 5.11: millisecond timeouts, rounded up
+      n = epoll_wait(epfd_, events, 8, timeout_ns < 0 ? -1 : static_cast<int>((timeout_ns + 999'999) / 1'000'000));
+    }
+  }
+  sleeping_.store(false, std::memory_order_seq_cst);
+  rt_->num_sleeping().fetch_sub(1, std::memory_order_seq_cst);
+  // Close first: the blocked stretch up to the requested boundary belongs to the old interval.
+  MaybeClose(Rdtsc(), accounts::kIdle);
+  ChargeAt(accounts::kIdle, Rdtsc());
+  idle_.account = accounts::kPoll;
+  for (int i = 0; i < n; ++i) {
+    if (events[i].data.fd == evfd_) {
+      std::uint64_t v;
+      [[maybe_unused]] ssize_t r = read(evfd_, &v, sizeof(v));
+      continue;
+    }
+    for (auto& [fd, cb] : idle_fds_) {
+      if (fd == events[i].data.fd) cb(events[i].events);
+    }
+  }
+}
+
+void Core::Main() {
+  t_core = this;
+#if defined(FAASNODE_ASAN)
+  pthread_attr_t attr;
+  pthread_getattr_np(pthread_self(), &attr);
+  void* addr;
+  size_t size;
+  pthread_attr_getstack(&attr, &addr, &size);
+  pthread_attr_destroy(&attr);
+  idle_.stack_low = static_cast<char*>(addr);
+  idle_.stack_size = size;
+#endif
+  current_ = &idle_;
+  seg_start_ = Rdtsc();
+  tables_[active_].Reset(seg_start_);
+  std::uint64_t spin_start = 0;
+  while (!rt_->stopping()) {
+    detail::Thread* t = FindWork();
+    if (t != nullptr) {
+      ChargeAt(accounts::kRuntime, Rdtsc());
+      idle_.account = accounts::kRuntime;
+      PostSwitch op{PostSwitch::kNone};
+      SwitchTo(t, &op);
+      idle_.account = accounts::kPoll;
+      spin_start = 0;
+      continue;
+    }
+    const std::uint64_t now = Rdtsc();
+    MaybeClose(now, idle_.account);
+    if (spin_start == 0) spin_start = now;
+    if (now - spin_start < spin_cycles_) {
+      _mm_pause();
+      continue;
+    }
+    BlockIdle();
+    spin_start = 0;
+  }
+  ChargeAt(idle_.account, Rdtsc());
+  t_core = nullptr;
+}
+
+}  // namespace junction::sched

@@ -1,0 +1,41 @@
+// runtime_config.h — what the uthread runtime is told at start-up, and its validation.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "junction/base/error.h"
+
+namespace junction::sched {
+
+struct RuntimeConfig {
+  // Cores to run one pinned worker kthread on, each; ids as the kernel numbers CPUs.
+  std::vector<int> cores = {0};
+  // Usable bytes per uthread stack (a guard page is added below it). Committed lazily.
+  std::size_t stack_size = 64 * 1024;
+  // Put a PROT_NONE guard page under every stack. Each guard costs a kernel VMA: more than
+  // ~30k live uthreads need vm.max_map_count raised (the runtime says so when it runs out).
+  bool stack_guard = true;
+  // Stacks a core keeps committed in its free pool; stacks freed past this are returned to
+  // the kernel with MADV_DONTNEED (the mapping stays, so RSS drops).
+  std::size_t stack_cache = 1024;
+  // How long an idle core polls for work before it blocks its kthread.
+  std::uint32_t idle_spin_us = 50;
+  // A core whose next timer is nearer than this spins instead of blocking, so that timers
+  // fire on time (a blocked core takes 40-55 us to wake on these VMs).
+  std::uint32_t timer_spin_us = 80;
+  // The longest a core runs uthreads back to back before it polls the network hooks and its
+  // remote wake-up inbox again.
+  std::uint32_t poll_interval_us = 5;
+};
+
+// Checks every field against this machine. The error names the key (as it is spelt in the
+// [runtime] section of the node config) and the problem in one line.
+Status<void> ValidateRuntimeConfig(const RuntimeConfig& config);
+
+// The CPUs this process may run on (sched_getaffinity), ascending.
+std::vector<int> AllowedCpus();
+
+}  // namespace junction::sched

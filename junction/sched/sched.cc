@@ -1,0 +1,143 @@
+// sched.cc — the free-function uthread API over the calling core.
+#include "junction/sched/sched.h"
+
+#include <cassert>
+#include <cstdio>
+#include <cstdlib>
+
+#include "junction/sched/core.h"
+#include "junction/sched/runtime.h"
+
+namespace junction::sched {
+
+void Trampoline(detail::ctx::transfer_t t);  // core.cc
+
+namespace {
+Core* Need(const char* what) {
+  Core* c = ThisCore();
+  if (c == nullptr) {
+    std::fprintf(stderr, "junction::sched::%s called outside a uthread; call it from code "
+                 "running inside Runtime::Run\n", what);
+    std::abort();
+  }
+  return c;
+}
+std::int64_t ToNs(Deadline d) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(d.time_since_epoch()).count();
+}
+std::atomic<std::uint64_t> g_thread_ids{0};
+}  // namespace
+
+namespace detail {
+
+Status<Thread*> AllocateThread(std::size_t fn_size, std::size_t fn_align, const SpawnOptions& o) {
+  Runtime* rt = Runtime::Current();
+  if (rt == nullptr) {
+    return MakeError(ErrorCode::kUnavailable, "Spawn: no runtime is running; call it inside Runtime::Run");
+  }
+  if (o.core < -1 || o.core >= rt->num_cores()) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "Spawn: SpawnOptions::core " + std::to_string(o.core) + " is not a core of the "
+                     "runtime (it has " + std::to_string(rt->num_cores()) + ")");
+  }
+  Core* self = ThisCore();
+  Status<char*> low = self != nullptr ? self->pool().Get() : rt->ExternalStack();
+  if (!low) return std::unexpected(low.error());
+  const std::size_t size = rt->config().stack_size;
+  char* top = *low + size;
+  auto tpos = reinterpret_cast<std::uintptr_t>(top - sizeof(Thread)) & ~std::uintptr_t{63};
+  Thread* t = new (reinterpret_cast<void*>(tpos)) Thread();
+  std::uintptr_t fpos = (tpos - fn_size) & ~(static_cast<std::uintptr_t>(fn_align) - 1);
+  t->fn = reinterpret_cast<void*>(fpos);
+  t->stack_low = *low;
+  t->stack_size = size;
+  t->stealable = o.stealable;
+  t->id = g_thread_ids.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (o.account != accounts::kInherit) {
+    t->account = o.account;
+  } else {
+    t->account = self != nullptr ? self->current()->account : accounts::kRuntime;
+    if (self != nullptr && self->current()->is_idle_context) t->account = accounts::kRuntime;
+  }
+  const std::uintptr_t sp = fpos & ~std::uintptr_t{63};
+  t->ctx = ctx::make_fcontext(reinterpret_cast<void*>(sp), sp - reinterpret_cast<std::uintptr_t>(*low),
+                              &Trampoline);
+  return t;
+}
+
+void StartThread(Thread* t, const SpawnOptions& o) {
+  Runtime* rt = Runtime::Current();
+  Core* self = ThisCore();
+  Core* target;
+  if (o.core >= 0) {
+    target = rt->core(o.core);
+  } else if (self != nullptr) {
+    target = self;
+  } else {
+    target = rt->core(rt->NextExternalCore());
+  }
+  if (target == self) {
+    target->PushLocal(t);
+  } else {
+    target->PushRemote(t);
+  }
+}
+
+}  // namespace detail
+
+void JoinHandle::Join() {
+  assert(t_ != nullptr && "Join on an empty or already joined handle");
+  Core* c = Need("JoinHandle::Join");
+  detail::Thread* t = std::exchange(t_, nullptr);
+  std::uintptr_t expected = 0;
+  if (t->join_word.compare_exchange_strong(expected, reinterpret_cast<std::uintptr_t>(c->current()),
+                                           std::memory_order_acq_rel)) {
+    while (t->join_word.load(std::memory_order_acquire) != detail::kJoinExited) Park();
+  }
+  ThisCore()->pool().Put(t->stack_low);
+}
+
+void JoinHandle::Detach() {
+  detail::Thread* t = std::exchange(t_, nullptr);
+  std::uintptr_t expected = 0;
+  if (!t->join_word.compare_exchange_strong(expected, detail::kJoinDetached,
+                                            std::memory_order_acq_rel)) {
+    // It has already exited: the stack is ours to free.
+    Core* c = ThisCore();
+    if (c != nullptr) {
+      c->pool().Put(t->stack_low);
+    }
+    // Outside the runtime the stack stays mapped in its slab until the runtime is destroyed.
+  }
+}
+
+void Yield() { Need("Yield")->Yield(); }
+void SleepUntil(Deadline deadline) { Need("SleepUntil")->SleepUntil(ToNs(deadline)); }
+ThreadRef Self() { return Need("Self")->current(); }
+void Park() { Need("Park")->Park(); }
+bool ParkUntil(Deadline deadline) { return Need("ParkUntil")->ParkUntil(ToNs(deadline)); }
+
+void Unpark(ThreadRef t) {
+  std::uint32_t s = t->park_state.load(std::memory_order_acquire);
+  while (true) {
+    if (s == detail::kParkNotified) return;
+    if (s == detail::kParkRunning) {
+      if (t->park_state.compare_exchange_weak(s, detail::kParkNotified, std::memory_order_acq_rel)) return;
+      continue;
+    }
+    if (t->park_state.compare_exchange_weak(s, detail::kParkRunning, std::memory_order_acq_rel)) {
+      Ready(t);
+      return;
+    }
+  }
+}
+
+AccountId CurrentAccount() { return Need("CurrentAccount")->current()->account; }
+void SetAccount(AccountId account) { Need("SetAccount")->SetAccount(account); }
+bool InRuntime() { return ThisCore() != nullptr; }
+int CurrentCore() {
+  Core* c = ThisCore();
+  return c != nullptr ? c->index() : -1;
+}
+
+}  // namespace junction::sched

@@ -1,0 +1,2 @@
+// sched_bench.cc — placeholder until written
+int main(){}

@@ -1,0 +1,280 @@
+// sched_test.cc — spawn/join, FIFO order and fairness, stealing, sleep accuracy, park/unpark.
+#include "junction/sched/sched.h"
+
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "junction/sched/core.h"
+#include "junction/sched/runtime.h"
+#include "junction/sched/test_util.h"
+
+namespace junction::sched {
+namespace {
+using namespace std::chrono_literals;
+using testing::FirstCpus;
+using testing::RunIn;
+using testing::RunOnCores;
+
+TEST(Sched, SpawnJoinReturnsAfterTheThreadRan) {
+  RunOnCores(2, [] {
+    int value = 0;
+    auto h = Spawn([&] { value = 42; });
+    ASSERT_TRUE(h.has_value());
+    h->Join();
+    EXPECT_EQ(value, 42);
+  });
+}
+
+TEST(Sched, JoinWorksWhetherTheThreadExitedBeforeOrAfter) {
+  RunOnCores(2, [] {
+    std::atomic<int> ran{0};
+    auto early = Spawn([&] { ran++; });
+    auto late = Spawn([&] { SleepFor(2ms); ran++; });
+    SleepFor(1ms);  // `early` has exited by now; `late` has not
+    early->Join();
+    late->Join();
+    EXPECT_EQ(ran.load(), 2);
+  });
+}
+
+TEST(Sched, DetachedThreadsRunAndFreeThemselves) {
+  RunOnCores(2, [] {
+    std::atomic<int> left{1000};
+    for (int i = 0; i < 1000; ++i) {
+      ASSERT_TRUE(SpawnDetached([&] { left--; }).has_value());
+    }
+    while (left.load() != 0) SleepFor(100us);
+  });
+}
+
+TEST(Sched, ThreadsOfOneCoreRunInSpawnOrder) {
+  RunOnCores(1, [] {
+    std::vector<int> order;
+    std::vector<JoinHandle> hs;
+    for (int i = 0; i < 2000; ++i) {  // beyond the ring: exercises the overflow list too
+      hs.push_back(*Spawn([&order, i] { order.push_back(i); }, {.stealable = (i % 3 != 0)}));
+    }
+    for (auto& h : hs) h.Join();
+    ASSERT_EQ(order.size(), 2000u);
+    for (int i = 0; i < 2000; ++i) ASSERT_EQ(order[i], i);
+  });
+}
+
+TEST(Sched, YieldIsRoundRobin) {
+  RunOnCores(1, [] {
+    constexpr int kThreads = 8, kRounds = 500;
+    std::vector<int> trace;
+    std::vector<JoinHandle> hs;
+    for (int t = 0; t < kThreads; ++t) {
+      hs.push_back(*Spawn([&trace, t] {
+        for (int r = 0; r < kRounds; ++r) {
+          trace.push_back(t);
+          Yield();
+        }
+      }));
+    }
+    for (auto& h : hs) h.Join();
+    ASSERT_EQ(trace.size(), static_cast<size_t>(kThreads * kRounds));
+    // Every window of kThreads consecutive runs contains each thread exactly once.
+    for (size_t i = 0; i + kThreads <= trace.size(); i += kThreads) {
+      std::vector<int> w(trace.begin() + i, trace.begin() + i + kThreads);
+      std::sort(w.begin(), w.end());
+      for (int t = 0; t < kThreads; ++t) ASSERT_EQ(w[t], t) << "window at " << i;
+    }
+  });
+}
+
+TEST(Sched, IdleCoreStealsFromABusyOne) {
+  if (FirstCpus(2).size() < 2) GTEST_SKIP() << "needs 2 CPUs; this machine has 1";
+  auto rt = Runtime::Create(RuntimeConfig{.cores = FirstCpus(2)});
+  ASSERT_TRUE(rt.has_value());
+  std::atomic<int> on_core1{0};
+  ASSERT_TRUE((*rt)->Run([&] {
+    std::vector<JoinHandle> hs;
+    for (int i = 0; i < 200; ++i) {
+      hs.push_back(*Spawn([&] {
+        const auto until = Clock::now() + 200us;  // busy, never yields
+        while (Clock::now() < until) {
+        }
+        if (CurrentCore() == 1) on_core1++;
+      }, {.core = 0}));
+    }
+    for (auto& h : hs) h.Join();
+  }).has_value());
+  EXPECT_GT(on_core1.load(), 40) << "core 1 should have taken a large share of core 0's work";
+  EXPECT_GT((*rt)->counters(1).stolen, 0u);
+}
+
+// "On an idle machine": a sample during which the kernel preempted the worker kthread for
+// another process measures the machine, not the runtime, and is left out (and counted).
+TEST(Sched, SleepIsAccurate) {
+  RunOnCores(2, [] {
+    std::vector<double> errors_us;
+    int preempted = 0;
+    uint64_t seed = 12345;
+    for (int i = 0; i < 300; ++i) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      const auto d = std::chrono::microseconds(100 + (seed >> 33) % 1900);
+      rusage u0, u1;
+      getrusage(RUSAGE_THREAD, &u0);
+      const auto deadline = Clock::now() + d;
+      SleepUntil(deadline);
+      const auto woke = Clock::now();
+      getrusage(RUSAGE_THREAD, &u1);
+      ASSERT_GE(woke, deadline) << "woke before the deadline";
+      if (u1.ru_nivcsw != u0.ru_nivcsw) {
+        ++preempted;
+        continue;
+      }
+      errors_us.push_back(std::chrono::duration<double, std::micro>(woke - deadline).count());
+    }
+    if (errors_us.size() < 150) {
+      GTEST_SKIP() << preempted << " of 300 sleeps were preempted by other processes: the "
+                   << "machine is too busy to measure timer accuracy";
+    }
+    std::sort(errors_us.begin(), errors_us.end());
+    const double p50 = errors_us[errors_us.size() / 2];
+    const double p99 = errors_us[errors_us.size() * 99 / 100];
+    RecordProperty("sleep_error_p50_us", std::to_string(p50));
+    RecordProperty("sleep_error_p99_us", std::to_string(p99));
+    std::printf("sleep error: p50 %.1f us, p99 %.1f us, max %.1f us (%d preempted samples left out)\n",
+                p50, p99, errors_us.back(), preempted);
+    EXPECT_LE(p99, 100.0);
+  });
+}
+
+TEST(Sched, ParkUnparkPingPongAcrossCoresLosesNoWakeUp) {
+  RunOnCores(2, [] {
+    constexpr int kRounds = 500'000;  // 1M park/unpark pairs
+    std::atomic<int> turn{0};
+    ThreadRef a = nullptr, b = nullptr;
+    std::atomic<bool> ready{false};
+    auto ha = *Spawn([&] {
+      a = Self();
+      while (!ready.load()) Yield();
+      for (int i = 0; i < kRounds; ++i) {
+        while (turn.load(std::memory_order_acquire) != 0) Park();
+        turn.store(1, std::memory_order_release);
+        Unpark(b);
+      }
+    }, {.core = 0});
+    auto hb = *Spawn([&] {
+      b = Self();
+      while (!ready.load()) Yield();
+      for (int i = 0; i < kRounds; ++i) {
+        while (turn.load(std::memory_order_acquire) != 1) Park();
+        turn.store(0, std::memory_order_release);
+        Unpark(a);
+      }
+    }, {.core = 1 % Runtime::Current()->num_cores()});
+    while (a == nullptr || b == nullptr) SleepFor(10us);
+    ready.store(true);
+    ha.Join();
+    hb.Join();
+    EXPECT_EQ(turn.load(), 0);
+  });
+}
+
+TEST(Sched, TokenRingOfManyThreadsLosesNoWakeUp) {
+  RunOnCores(2, [] {
+    constexpr int kThreads = 64, kHops = 600'000;
+    std::vector<ThreadRef> refs(kThreads, nullptr);
+    std::atomic<int> holder{0};
+    std::atomic<int> hops{0};
+    std::atomic<int> started{0};
+    std::vector<JoinHandle> hs;
+    for (int t = 0; t < kThreads; ++t) {
+      hs.push_back(*Spawn([&, t] {
+        refs[t] = Self();
+        started++;
+        while (started.load() < kThreads) Yield();
+        while (true) {
+          while (holder.load(std::memory_order_acquire) != t) Park();
+          const int h = hops.fetch_add(1);
+          const int next = (t + 1) % kThreads;
+          holder.store(next, std::memory_order_release);
+          Unpark(refs[next]);
+          if (h >= kHops) {  // pass the token on until everyone has seen the end
+            return;
+          }
+        }
+      }));
+    }
+    for (auto& h : hs) h.Join();
+    EXPECT_GE(hops.load(), kHops);
+  });
+}
+
+TEST(Sched, ParkUntilTimesOutWithoutUnpark) {
+  RunOnCores(1, [] {
+    const auto t0 = Clock::now();
+    EXPECT_FALSE(ParkUntil(t0 + 2ms));
+    EXPECT_GE(Clock::now() - t0, 2ms);
+    ThreadRef self = Self();
+    Unpark(self);  // a pending permit makes the next park return at once
+    EXPECT_TRUE(ParkUntil(Clock::now() + 1s));
+  });
+}
+
+TEST(Sched, SpawnFromAPlainKthreadRunsInTheRuntime) {
+  auto rt = Runtime::Create(RuntimeConfig{.cores = FirstCpus(2)});
+  ASSERT_TRUE(rt.has_value());
+  ASSERT_TRUE((*rt)->Run([] {
+    std::atomic<int> core{-2};
+    std::thread outside([&] {
+      auto s = SpawnDetached([&] { core = CurrentCore(); });
+      ASSERT_TRUE(s.has_value()) << s.error().message();
+    });
+    outside.join();
+    while (core.load() == -2) SleepFor(50us);
+    EXPECT_GE(core.load(), 0);
+  }).has_value());
+}
+
+TEST(Sched, AnIdleRuntimeUsesAlmostNoCpu) {
+  RunOnCores(2, [] {
+    SleepFor(20ms);  // let start-up settle
+    timespec c0, c1;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+    const auto w0 = Clock::now();
+    SleepFor(500ms);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+    const double cpu_s = (c1.tv_sec - c0.tv_sec) + (c1.tv_nsec - c0.tv_nsec) / 1e9;
+    const double wall_s = std::chrono::duration<double>(Clock::now() - w0).count();
+    std::printf("idle: %.2f%% of one CPU over %.2f s\n", 100 * cpu_s / wall_s, wall_s);
+    EXPECT_LT(cpu_s / wall_s, 0.03);
+  });
+}
+
+TEST(RuntimeConfig, RejectsBadValuesNamingTheKey) {
+  RuntimeConfig c;
+  c.cores = {4096};
+  auto r = Runtime::Create(c);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message().find("runtime.cores"), std::string::npos) << r.error().message();
+  c.cores = {0};
+  c.stack_size = 8 * 1024;
+  r = Runtime::Create(c);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message().find("runtime.stack_size_kib"), std::string::npos);
+  c.stack_size = 64 * 1024;
+  c.cores = {0, 0};
+  EXPECT_FALSE(Runtime::Create(c).has_value());
+}
+
+TEST(Sched, SpawnOnACoreThatDoesNotExistIsAnError) {
+  RunOnCores(1, [] {
+    auto h = Spawn([] {}, {.core = 5});
+    ASSERT_FALSE(h.has_value());
+    EXPECT_EQ(h.error().code(), ErrorCode::kInvalidArgument);
+  });
+}
+
+}  // namespace
+}  // namespace junction::sched

@@ -1,0 +1,85 @@
+// stack_pool.cc — slab mapping, guard pages and RSS trimming for uthread stacks.
+#include "junction/sched/stack_pool.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fmt/format.h>
+
+namespace junction::sched {
+namespace {
+constexpr std::size_t kStacksPerSlab = 16;
+}
+
+StackPool::StackPool(const StackPoolOptions& options)
+    : options_(options), page_(static_cast<std::size_t>(sysconf(_SC_PAGESIZE))) {}
+
+StackPool::~StackPool() {
+  for (auto [addr, len] : slabs_) munmap(addr, len);
+}
+
+Status<void> StackPool::MapSlab() {
+  const std::size_t guard = options_.guard ? page_ : 0;
+  const std::size_t stride = options_.stack_size + guard;
+  const std::size_t len = stride * kStacksPerSlab;
+  void* mem = mmap(nullptr, len, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (mem == MAP_FAILED) {
+    return MakeError(ErrorCode::kResourceExhausted,
+                     fmt::format("mapping {} KiB of uthread stacks failed: {}; lower "
+                                 "runtime.stack_size_kib or the number of live uthreads",
+                                 len / 1024, std::strerror(errno)));
+  }
+  char* base = static_cast<char*>(mem);
+  for (std::size_t i = 0; i < kStacksPerSlab; ++i) {
+    char* slot = base + i * stride;
+    if (guard != 0 && mprotect(slot, guard, PROT_NONE) != 0) {
+      const int err = errno;
+      // Stacks already guarded in this slab are still usable: keep them.
+      slabs_.emplace_back(mem, len);
+      if (i > 0) return {};
+      return MakeError(ErrorCode::kResourceExhausted,
+                       fmt::format("guard page for a uthread stack refused ({}): the kernel's "
+                                   "map limit is reached; raise it (sysctl -w "
+                                   "vm.max_map_count=262144) or set runtime.stack_guard = false",
+                                   std::strerror(err)));
+    }
+    char* low = slot + guard;
+    auto* node = reinterpret_cast<FreeNode*>(low + options_.stack_size - sizeof(FreeNode));
+    node->low = low;
+    node->next = free_;
+    free_ = node;
+    ++free_count_;
+    ++mapped_;
+  }
+  slabs_.emplace_back(mem, len);
+  return {};
+}
+
+Status<char*> StackPool::Get() {
+  if (free_ == nullptr) {
+    if (auto s = MapSlab(); !s) return std::unexpected(s.error());
+  }
+  FreeNode* node = free_;
+  free_ = node->next;
+  --free_count_;
+  if (committed_free_ > 0) --committed_free_;
+  return node->low;
+}
+
+void StackPool::Put(char* low) {
+  if (committed_free_ >= options_.cache) {
+    // Give the pages back; the node written below re-commits only the top page.
+    madvise(low, options_.stack_size, MADV_DONTNEED);
+  } else {
+    ++committed_free_;
+  }
+  auto* node = reinterpret_cast<FreeNode*>(low + options_.stack_size - sizeof(FreeNode));
+  node->low = low;
+  node->next = free_;
+  free_ = node;
+  ++free_count_;
+}
+
+}  // namespace junction::sched

@@ -1,0 +1,71 @@
+// thread.h — the uthread control block (internal to junction/sched) and account ids.
+//
+// A Thread lives at the top of its own stack: spawning allocates nothing but a pooled stack.
+// Fields are written by the core that runs or queues the thread; the atomics are the only
+// fields other cores touch (wake-ups, joins, timeouts).
+#pragma once
+
+#include <boost/context/detail/fcontext.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace junction::sched {
+
+// Who is charged for the cycles a uthread runs. Ids below kFirstUser are classes the runtime
+// defines; any other value is the caller's (the node uses invocation ids).
+using AccountId = std::uint64_t;
+namespace accounts {
+inline constexpr AccountId kIdle = 0;     // the core's kthread was blocked: no work
+inline constexpr AccountId kRuntime = 1;  // scheduling: finding work, switching, stealing
+inline constexpr AccountId kPoll = 2;     // spinning for work that did not come
+inline constexpr AccountId kNet = 3;      // the network stack's own uthreads
+inline constexpr AccountId kFirstUser = 16;
+inline constexpr AccountId kInherit = ~AccountId{0};  // SpawnOptions: the spawner's account
+}  // namespace accounts
+
+class Core;
+
+namespace detail {
+
+namespace ctx = boost::context::detail;
+
+struct Thread {
+  ctx::fcontext_t ctx = nullptr;
+  std::atomic<Thread*> mpsc_next{nullptr};  // link in a core's remote-wake inbox
+  Thread* next = nullptr;                   // link in owner-only lists and wait queues
+  Thread* prev = nullptr;
+  Core* core = nullptr;  // home core: where it last ran or is queued; wake-ups go there
+  AccountId account = accounts::kRuntime;
+  std::uint64_t seq = 0;  // enqueue order on its core; keeps FIFO across its two queues
+  bool stealable = true;
+  bool is_idle_context = false;
+  bool timed_out = false;
+  bool in_wait_queue = false;  // linked in the WaitQueue at wait_object (under its lock)
+
+  // 0 running, 1 notified (a permit is pending), 2 parked. See Park()/Unpark().
+  std::atomic<std::uint32_t> park_state{0};
+  // 0 alive; kJoinExited; kJoinDetached; otherwise the Thread* of the waiting joiner.
+  std::atomic<std::uintptr_t> join_word{0};
+  // Non-zero while the thread waits; whoever exchanges it to 0 (waker or timer) wakes it.
+  std::atomic<std::uint64_t> wait_token{0};
+  void (*on_timeout)(Thread*) = nullptr;  // run by the timer that won wait_token
+  void* wait_object = nullptr;            // for on_timeout: the WaitQueue it is linked in
+
+  void (*invoke)(void* fn) = nullptr;  // runs and destroys the callable at `fn`
+  void* fn = nullptr;
+  char* stack_low = nullptr;  // lowest usable byte of the stack
+  std::size_t stack_size = 0;
+  std::uint64_t id = 0;
+};
+
+inline constexpr std::uintptr_t kJoinExited = 1;
+inline constexpr std::uintptr_t kJoinDetached = 2;
+
+inline constexpr std::uint32_t kParkRunning = 0;
+inline constexpr std::uint32_t kParkNotified = 1;
+inline constexpr std::uint32_t kParkParked = 2;
+
+}  // namespace detail
+}  // namespace junction::sched

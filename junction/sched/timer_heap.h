@@ -1,0 +1,63 @@
+// timer_heap.h — a core's timers: a binary min-heap of (deadline, wait token, thread).
+//
+// Owner core only. A timer is never cancelled in place: the thread's wait_token changes when
+// its wait ends, and a timer whose token no longer matches does nothing when it fires
+// (lazy cancellation, O(log n) per arm and fire, no search).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "junction/sched/thread.h"
+
+namespace junction::sched {
+
+class TimerHeap {
+ public:
+  struct Entry {
+    std::int64_t deadline_ns;
+    std::uint64_t token;
+    detail::Thread* thread;
+  };
+
+  void Arm(std::int64_t deadline_ns, std::uint64_t token, detail::Thread* t) {
+    heap_.push_back({deadline_ns, token, t});
+    SiftUp(heap_.size() - 1);
+  }
+  bool empty() const { return heap_.empty(); }
+  std::size_t size() const { return heap_.size(); }
+  std::int64_t NextDeadlineNs() const { return heap_.empty() ? INT64_MAX : heap_[0].deadline_ns; }
+
+  // Removes and returns the earliest entry. Precondition: !empty().
+  Entry PopMin() {
+    Entry top = heap_[0];
+    heap_[0] = heap_.back();
+    heap_.pop_back();
+    if (!heap_.empty()) SiftDown(0);
+    return top;
+  }
+
+ private:
+  void SiftUp(std::size_t i) {
+    while (i > 0) {
+      std::size_t p = (i - 1) / 2;
+      if (heap_[p].deadline_ns <= heap_[i].deadline_ns) break;
+      std::swap(heap_[p], heap_[i]);
+      i = p;
+    }
+  }
+  void SiftDown(std::size_t i) {
+    const std::size_t n = heap_.size();
+    while (true) {
+      std::size_t l = 2 * i + 1, r = l + 1, m = i;
+      if (l < n && heap_[l].deadline_ns < heap_[m].deadline_ns) m = l;
+      if (r < n && heap_[r].deadline_ns < heap_[m].deadline_ns) m = r;
+      if (m == i) break;
+      std::swap(heap_[m], heap_[i]);
+      i = m;
+    }
+  }
+  std::vector<Entry> heap_;
+};
+
+}  // namespace junction::sched
