@@ -648,13 +648,13 @@ TEST(RequestParserTest, ABufferReusedAcrossManyRequestsStaysSmall) {
 // Differential check: however the bytes are cut, the parser must reach the same requests and
 // the same error. Inputs are random mutations of the pipelined stream (seeded: reproducible).
 TEST(RequestParserTest, RandomCutsOfMutatedStreamsAgreeWithWholeBufferParsing) {
-  std::mt19937 rng(1);
+  std::mt19937 rng(20261202);
   ParserOptions options;
   options.max_header_bytes = 96;
   options.max_header_count = 3;
   options.max_body_bytes = 16;
   int errors = 0, clean = 0;
-  for (int round = 0; round < 200000; ++round) {
+  for (int round = 0; round < 20000; ++round) {
     std::string input(kPipelined);
     int mutations = std::uniform_int_distribution<int>(0, 4)(rng);
     for (int m = 0; m < mutations; ++m) {

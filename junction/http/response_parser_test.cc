@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,8 @@ struct OwnedResponse {
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers, trailers;
   bool keep_alive = false;
+
+  bool operator==(const OwnedResponse&) const = default;
 };
 
 OwnedResponse Copy(const Response& r) {
@@ -33,6 +36,8 @@ struct Outcome {
   std::vector<OwnedResponse> responses;
   bool failed = false;
   std::string error;
+
+  bool operator==(const Outcome&) const = default;
 };
 
 void Drain(ResponseParser& parser, Outcome& out) {
@@ -199,6 +204,50 @@ TEST(ResponseParserTest, MalformedStatusLinesAreErrors) {
     EXPECT_TRUE(out.failed) << bad;
     EXPECT_TRUE(out.responses.empty()) << bad;
   }
+}
+
+// Differential check, as for requests: random mutations of a pipelined response stream parse
+// to the same responses and the same error however they are cut, EOF included.
+TEST(ResponseParserTest, RandomCutsOfMutatedStreamsAgreeWithWholeBufferParsing) {
+  constexpr std::string_view kStream =
+      "HTTP/1.1 100 Continue\r\n\r\n"
+      "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfirst"
+      "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n"
+      "HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n6;e\r\nsecond\r\n0\r\nT: 1\r\n\r\n"
+      "HTTP/1.1 200 OK\r\nServer: x\r\n\r\nuntil close";
+  const std::vector<Method> methods = {Method::kPost, Method::kHead, Method::kGet, Method::kGet};
+  std::mt19937 rng(42);
+  ParserOptions small = ResponseParser::DefaultOptions();
+  small.max_header_bytes = 64;
+  small.max_body_bytes = 8;
+  small.max_header_count = 2;
+  int errors = 0, clean = 0;
+  for (int round = 0; round < 20000; ++round) {
+    std::string input(kStream);
+    int mutations = std::uniform_int_distribution<int>(0, 4)(rng);
+    for (int m = 0; m < mutations; ++m) {
+      std::size_t at = std::uniform_int_distribution<std::size_t>(0, input.size() - 1)(rng);
+      switch (rng() % 4) {
+        case 0: input[at] = char(rng() % 256); break;
+        case 1: input.erase(at, 1); break;
+        case 2: input.insert(at, 1, "\r\n:; 0aZ\t"[rng() % 10]); break;
+        case 3: input.insert(at, input.substr(at, rng() % 40)); break;
+      }
+    }
+    std::vector<std::size_t> cuts;
+    for (std::size_t off = 0; off < input.size();) {
+      off += 1 + rng() % 24;
+      if (off < input.size()) cuts.push_back(off);
+    }
+    const ParserOptions o = (round % 2) ? small : ResponseParser::DefaultOptions();
+    Outcome whole = Parse(input, methods, {}, /*eof=*/true, o);
+    Outcome pieces = Parse(input, methods, cuts, /*eof=*/true, o);
+    ASSERT_TRUE(whole == pieces) << "round " << round << ": " << whole.error << " vs "
+                                 << pieces.error << "\ninput: " << testing::PrintToString(input);
+    (whole.failed ? errors : clean)++;
+  }
+  EXPECT_GT(errors, 2000);
+  EXPECT_GT(clean, 2000);
 }
 
 }  // namespace

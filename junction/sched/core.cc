@@ -7,6 +7,7 @@
 #include "junction/sched/core.h"
 
 #include <pthread.h>
+#include <sys/prctl.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -125,16 +126,18 @@ void Core::SetAccount(AccountId account) {
 // ---------------------------------------------------------------------------------------
 // Switching.
 
-void Core::SwitchTo(detail::Thread* next, PostSwitch* op) {
+void Core::SwitchTo(detail::Thread* next, PostSwitch* op, std::uint64_t now) {
   detail::Thread* prev = current_;
   op->prev = prev;
-  ChargeAt(prev->account, Rdtsc());
+  ChargeAt(prev->account, now);
   current_ = next;
   next->core = this;
   Bump(n_switches_);
 #if defined(FAASNODE_ASAN)
   void* fake = nullptr;
-  __sanitizer_start_switch_fiber(op->kind == PostSwitch::kExit ? nullptr : &fake, next->stack_low,
+  __sanitizer_start_switch_fiber(
+      op->kind == PostSwitch::kExit || op->kind == PostSwitch::kExitToJoiner ? nullptr : &fake,
+      next->stack_low,
                                  next->stack_size);
 #endif
   detail::ctx::transfer_t t = detail::ctx::jump_fcontext(next->ctx, op);
@@ -171,6 +174,10 @@ void Core::HandlePost(PostSwitch* op) {
     }
     case PostSwitch::kUnlock:
       op->lock->unlock();
+      break;
+    case PostSwitch::kExitToJoiner:
+      // We are the joiner, already marked running; only publish the exit.
+      prev->join_word.store(detail::kJoinExited, std::memory_order_release);
       break;
     case PostSwitch::kExit: {
       char* low = prev->stack_low;
@@ -229,7 +236,7 @@ void Core::Yield() {
     return;  // nothing else to run and no housekeeping due: keep going
   }
   PostSwitch op{PostSwitch::kYield};
-  SwitchTo(next, &op);
+  SwitchTo(next, &op, now);
 }
 
 void Core::Park() {
@@ -240,7 +247,8 @@ void Core::Park() {
     return;
   }
   PostSwitch op{PostSwitch::kPark};
-  SwitchTo(PickNext(Rdtsc()), &op);
+  const std::uint64_t now = Rdtsc();
+  SwitchTo(PickNext(now), &op, now);
 }
 
 namespace {
@@ -268,7 +276,8 @@ bool Core::ParkUntil(std::int64_t deadline_ns) {
   self->wait_token.store(token, std::memory_order_release);
   ArmTimer(deadline_ns, token, self);
   PostSwitch op{PostSwitch::kPark};
-  SwitchTo(PickNext(Rdtsc()), &op);
+  const std::uint64_t now = Rdtsc();
+  SwitchTo(PickNext(now), &op, now);
   // Woken by Unpark or by the timer; retire the token so a pending timer does nothing.
   self->wait_token.store(0, std::memory_order_release);
   return !self->timed_out;
@@ -285,7 +294,8 @@ void Core::SleepUntil(std::int64_t deadline_ns) {
   self->wait_token.store(token, std::memory_order_release);
   ArmTimer(deadline_ns, token, self);
   PostSwitch op{PostSwitch::kBlock};
-  SwitchTo(PickNext(Rdtsc()), &op);
+  const std::uint64_t now = Rdtsc();
+  SwitchTo(PickNext(now), &op, now);
 }
 
 void Core::BlockAndUnlock(Spinlock* lock, std::int64_t deadline_ns) {
@@ -294,12 +304,28 @@ void Core::BlockAndUnlock(Spinlock* lock, std::int64_t deadline_ns) {
     ArmTimer(deadline_ns, self->wait_token.load(std::memory_order_relaxed), self);
   }
   PostSwitch op{PostSwitch::kUnlock, lock};
-  SwitchTo(PickNext(Rdtsc()), &op);
+  const std::uint64_t now = Rdtsc();
+  SwitchTo(PickNext(now), &op, now);
 }
 
 void Core::Exit() {
+  const std::uint64_t now = Rdtsc();
+  // A joiner parked on this core: claim its wake-up (so nobody else queues it) and switch
+  // straight to it, saving a trip through the idle loop.
+  const std::uintptr_t w = current_->join_word.load(std::memory_order_acquire);
+  if (w > detail::kJoinDetached) {
+    auto* joiner = reinterpret_cast<detail::Thread*>(w);
+    std::uint32_t parked = detail::kParkParked;
+    if (joiner->core == this &&
+        joiner->park_state.compare_exchange_strong(parked, detail::kParkRunning,
+                                                   std::memory_order_acq_rel)) {
+      PostSwitch op{PostSwitch::kExitToJoiner};
+      SwitchTo(joiner, &op, now);
+      __builtin_unreachable();
+    }
+  }
   PostSwitch op{PostSwitch::kExit};
-  SwitchTo(PickNext(Rdtsc()), &op);
+  SwitchTo(PickNext(now), &op, now);
   __builtin_unreachable();
 }
 
@@ -464,6 +490,9 @@ void Core::BlockIdle() {
 
 void Core::Main() {
   t_core = this;
+  // The kernel may defer a blocked thread's timeout by its timer slack (50 us by default):
+  // more than the whole timer budget. Ask for none.
+  prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 #if defined(FAASNODE_ASAN)
   pthread_attr_t attr;
   pthread_getattr_np(pthread_self(), &attr);
@@ -481,10 +510,11 @@ void Core::Main() {
   while (!rt_->stopping()) {
     detail::Thread* t = FindWork();
     if (t != nullptr) {
-      ChargeAt(accounts::kRuntime, Rdtsc());
+      const std::uint64_t now = Rdtsc();
+      ChargeAt(accounts::kRuntime, now);
       idle_.account = accounts::kRuntime;
       PostSwitch op{PostSwitch::kNone};
-      SwitchTo(t, &op);
+      SwitchTo(t, &op, now);
       idle_.account = accounts::kPoll;
       spin_start = 0;
       continue;

@@ -26,7 +26,7 @@ class Runtime;
 // What the context switched to must do for the context switched from, once that one is
 // off its stack (so it can safely be queued, parked, unlocked or freed).
 struct PostSwitch {
-  enum Kind { kNone, kYield, kPark, kBlock, kUnlock, kExit } kind = kNone;
+  enum Kind { kNone, kYield, kPark, kBlock, kUnlock, kExit, kExitToJoiner } kind = kNone;
   Spinlock* lock = nullptr;          // kUnlock
   detail::Thread* prev = nullptr;    // filled by SwitchTo
 };
@@ -85,7 +85,7 @@ class Core {
  private:
   friend void Trampoline(detail::ctx::transfer_t t);
   detail::Thread* PickNext(std::uint64_t now);
-  void SwitchTo(detail::Thread* next, PostSwitch* op);
+  void SwitchTo(detail::Thread* next, PostSwitch* op, std::uint64_t now);
   static void AfterSwitch(detail::ctx::transfer_t t);
   void HandlePost(PostSwitch* op);
   void ChargeAt(AccountId account, std::uint64_t now);

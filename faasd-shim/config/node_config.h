@@ -1,0 +1,35 @@
+// node_config.h — the node's configuration: embedded defaults, overridden by a TOML file.
+//
+// Strict: an unknown section or key, a wrong type or an out-of-range value is an error whose
+// one-line message names the key ("runtime.stack_size_kib: ...") so the CLI can print it and
+// exit with code 2. Sections other issues add (net, http, energy, functions) extend this file.
+//
+//   [runtime]
+//   cores = [0, 1]          # CPUs to pin one worker each to (default: every usable CPU)
+//   stack_size_kib = 64     # per uthread, committed lazily; minimum 16
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "junction/base/error.h"
+#include "junction/sched/runtime_config.h"
+
+namespace faasnode {
+
+struct NodeConfig {
+  junction::sched::RuntimeConfig runtime;
+  std::string source = "embedded defaults";  // where it came from, for logs
+};
+
+// The embedded defaults: every usable CPU, 64 KiB stacks.
+NodeConfig DefaultNodeConfig();
+
+// Parses TOML text over the defaults and validates the result. `origin` names the text in
+// error messages (a file path).
+junction::Status<NodeConfig> ParseNodeConfig(std::string_view toml_text, std::string_view origin);
+
+// Reads and parses a file. Errors: the file cannot be read, or ParseNodeConfig's.
+junction::Status<NodeConfig> LoadNodeConfig(const std::string& path);
+
+}  // namespace faasnode

@@ -1,0 +1,49 @@
+// node_config_test.cc — config parsing: defaults, overrides, and one-line errors naming keys.
+#include "faasd-shim/config/node_config.h"
+
+#include <gtest/gtest.h>
+
+namespace faasnode {
+namespace {
+
+std::string ErrorOf(std::string_view text) {
+  auto c = ParseNodeConfig(text, "test.toml");
+  EXPECT_FALSE(c.has_value());
+  return c.has_value() ? "" : c.error().message();
+}
+
+TEST(NodeConfig, EmptyTextGivesTheEmbeddedDefaults) {
+  auto c = ParseNodeConfig("", "test.toml");
+  ASSERT_TRUE(c.has_value()) << c.error().message();
+  EXPECT_EQ(c->runtime.cores, junction::sched::AllowedCpus());
+  EXPECT_EQ(c->runtime.stack_size, 64u * 1024);
+}
+
+TEST(NodeConfig, OverridesRuntimeKeys) {
+  auto c = ParseNodeConfig("[runtime]\ncores = [0]\nstack_size_kib = 32\nidle_spin_us = 10\n", "t");
+  ASSERT_TRUE(c.has_value()) << c.error().message();
+  EXPECT_EQ(c->runtime.cores, std::vector<int>{0});
+  EXPECT_EQ(c->runtime.stack_size, 32u * 1024);
+  EXPECT_EQ(c->runtime.idle_spin_us, 10u);
+}
+
+TEST(NodeConfig, ErrorsNameTheKeyAndTheProblem) {
+  EXPECT_NE(ErrorOf("[runtime]\ncores = [4000]\n").find("runtime.cores: CPU 4000 is not available"), std::string::npos);
+  EXPECT_NE(ErrorOf("[runtime]\nstack_size_kib = 8\n").find("runtime.stack_size_kib: 8 KiB is below the 16 KiB minimum"), std::string::npos);
+  EXPECT_NE(ErrorOf("[runtime]\nstack_size = 8\n").find("runtime.stack_size: unknown key"), std::string::npos);
+  EXPECT_NE(ErrorOf("[runtim]\n").find("runtim: unknown section"), std::string::npos);
+  EXPECT_NE(ErrorOf("[runtime]\ncores = \"0\"\n").find("runtime.cores: expected an array"), std::string::npos);
+  EXPECT_NE(ErrorOf("[runtime\n").find("test.toml:1:"), std::string::npos);
+  for (auto text : {"[runtime]\ncores = [4000]\n", "[x]\n", "[runtime]\nstack_guard = 3\n"}) {
+    EXPECT_EQ(ErrorOf(text).find('\n'), std::string::npos) << "one line, please: " << ErrorOf(text);
+  }
+}
+
+TEST(NodeConfig, MissingFileIsAClearError) {
+  auto c = LoadNodeConfig("/nonexistent/dev.toml");
+  ASSERT_FALSE(c.has_value());
+  EXPECT_NE(c.error().message().find("/nonexistent/dev.toml cannot be read"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace faasnode
