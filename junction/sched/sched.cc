@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "junction/sched/core.h"
+#include "junction/sched/core_hooks.h"
 #include "junction/sched/runtime.h"
 
 namespace junction::sched {
@@ -140,4 +141,12 @@ int CurrentCore() {
   return c != nullptr ? c->index() : -1;
 }
 
+}  // namespace junction::sched
+
+// --- core hooks (core_hooks.h) ---------------------------------------------------------------
+namespace junction::sched {
+void AddPollHook(std::function<void()> hook) { Need("AddPollHook")->AddPollHook(std::move(hook)); }
+Status<void> AddIdleFd(int fd, std::uint32_t events, std::function<void(std::uint32_t)> callback) {
+  return Need("AddIdleFd")->AddIdleFd(fd, events, std::move(callback));
+}
 }  // namespace junction::sched

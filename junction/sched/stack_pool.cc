@@ -5,6 +5,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+
+#if defined(FAASNODE_ASAN)
+#include <sanitizer/asan_interface.h>
+#endif
 #include <fmt/format.h>
 
 namespace junction::sched {
@@ -65,6 +69,11 @@ Status<char*> StackPool::Get() {
   free_ = node->next;
   --free_count_;
   if (committed_free_ > 0) --committed_free_;
+#if defined(FAASNODE_ASAN)
+  // A thread that exited by switching away never returned from its frames: their redzones are
+  // still poisoned in this memory. A fresh thread starts on a clean stack.
+  ASAN_UNPOISON_MEMORY_REGION(node->low, options_.stack_size);
+#endif
   return node->low;
 }
 
