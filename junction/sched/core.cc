@@ -129,7 +129,12 @@ void Core::SetAccount(AccountId account) {
 void Core::SwitchTo(detail::Thread* next, PostSwitch* op, std::uint64_t now) {
   detail::Thread* prev = current_;
   op->prev = prev;
-  ChargeAt(prev->account, now);
+  op->core = this;
+  // A segment is charged when the account changes (or an interval must close): between
+  // threads of one account the running segment simply continues, and no TSC read is needed.
+  if (prev->account != next->account || rt_->close_seq() != closed_seq_) {
+    ChargeAt(prev->account, now != 0 ? now : Rdtsc());
+  }
   current_ = next;
   next->core = this;
   Bump(n_switches_);
@@ -150,7 +155,7 @@ void Core::SwitchTo(detail::Thread* next, PostSwitch* op, std::uint64_t now) {
 void Core::AfterSwitch(detail::ctx::transfer_t t) {
   auto* op = static_cast<PostSwitch*>(t.data);
   op->prev->ctx = t.fctx;
-  ThisCore()->HandlePost(op);
+  op->core->HandlePost(op);
 }
 
 void Core::HandlePost(PostSwitch* op) {
@@ -212,27 +217,33 @@ void Trampoline(detail::ctx::transfer_t t) {
 #endif
   auto* op = static_cast<PostSwitch*>(t.data);
   op->prev->ctx = t.fctx;
-  Core* c = ThisCore();
+  Core* c = op->core;
   c->HandlePost(op);
   detail::Thread* self = c->current_;
   self->invoke(self->fn);
   ThisCore()->Exit();
 }
 
+std::uint64_t Core::NowIfNeeded() const {
+  return next_timer_tsc_ != UINT64_MAX || !poll_hooks_.empty() ? Rdtsc() : 0;
+}
+
 detail::Thread* Core::PickNext(std::uint64_t now) {
   if (inbox_.MaybeNonEmpty()) DrainInbox();
-  // Timers and poll hooks run on the idle context, never here: the thread switching out may
-  // hold a spinlock that a timer's callback needs (it is released only after the switch).
-  if (now >= next_timer_tsc_) return &idle_;
-  if (!poll_hooks_.empty() && now - last_poll_tsc_ > poll_interval_cycles_) return &idle_;
+  if (now != 0) {
+    // Timers and poll hooks run on the idle context, never here: the thread switching out
+    // may hold a spinlock that a timer's callback needs (released only after the switch).
+    if (now >= next_timer_tsc_) return &idle_;
+    if (!poll_hooks_.empty() && now - last_poll_tsc_ > poll_interval_cycles_) return &idle_;
+  }
   detail::Thread* t = rq_.Pop();
   return t != nullptr ? t : &idle_;
 }
 
 void Core::Yield() {
-  const std::uint64_t now = Rdtsc();
+  const std::uint64_t now = NowIfNeeded();
   detail::Thread* next = PickNext(now);
-  if (next == &idle_ && poll_hooks_.empty() && now < next_timer_tsc_) {
+  if (next == &idle_ && poll_hooks_.empty() && (now == 0 || now < next_timer_tsc_)) {
     return;  // nothing else to run and no housekeeping due: keep going
   }
   PostSwitch op{PostSwitch::kYield};
@@ -247,7 +258,7 @@ void Core::Park() {
     return;
   }
   PostSwitch op{PostSwitch::kPark};
-  const std::uint64_t now = Rdtsc();
+  const std::uint64_t now = NowIfNeeded();
   SwitchTo(PickNext(now), &op, now);
 }
 
@@ -304,12 +315,12 @@ void Core::BlockAndUnlock(Spinlock* lock, std::int64_t deadline_ns) {
     ArmTimer(deadline_ns, self->wait_token.load(std::memory_order_relaxed), self);
   }
   PostSwitch op{PostSwitch::kUnlock, lock};
-  const std::uint64_t now = Rdtsc();
+  const std::uint64_t now = NowIfNeeded();
   SwitchTo(PickNext(now), &op, now);
 }
 
 void Core::Exit() {
-  const std::uint64_t now = Rdtsc();
+  const std::uint64_t now = NowIfNeeded();
   // A joiner parked on this core: claim its wake-up (so nobody else queues it) and switch
   // straight to it, saving a trip through the idle loop.
   const std::uintptr_t w = current_->join_word.load(std::memory_order_acquire);
@@ -515,6 +526,9 @@ void Core::Main() {
       idle_.account = accounts::kRuntime;
       PostSwitch op{PostSwitch::kNone};
       SwitchTo(t, &op, now);
+      // Back on the idle context. The segment since the last charge may span uthreads that
+      // shared kRuntime with us; close it before the idle loop's account changes.
+      ChargeAt(accounts::kRuntime, Rdtsc());
       idle_.account = accounts::kPoll;
       spin_start = 0;
       continue;

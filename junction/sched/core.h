@@ -29,6 +29,7 @@ struct PostSwitch {
   enum Kind { kNone, kYield, kPark, kBlock, kUnlock, kExit, kExitToJoiner } kind = kNone;
   Spinlock* lock = nullptr;          // kUnlock
   detail::Thread* prev = nullptr;    // filled by SwitchTo
+  Core* core = nullptr;              // filled by SwitchTo: a jump never leaves its kthread
 };
 
 // Per-core counters: written by the owner only, read by anyone (relaxed).
@@ -84,6 +85,8 @@ class Core {
 
  private:
   friend void Trampoline(detail::ctx::transfer_t t);
+  // `now` is a TSC reading, or 0 when nothing needs one (no timers armed, no poll hooks).
+  std::uint64_t NowIfNeeded() const;
   detail::Thread* PickNext(std::uint64_t now);
   void SwitchTo(detail::Thread* next, PostSwitch* op, std::uint64_t now);
   static void AfterSwitch(detail::ctx::transfer_t t);

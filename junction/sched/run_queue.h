@@ -39,6 +39,7 @@ class RunQueue {
 
   // Owner only. The next runnable thread in FIFO order, or nullptr.
   detail::Thread* Pop() {
+    if (pinned_.empty() && overflow_.empty()) return PopRing();  // the common case
     if (!overflow_.empty() && RingSizeHint() == 0) Refill();
     detail::Thread* ring = PeekRingSeq();
     if (!pinned_.empty() && (ring == nullptr || pinned_.front()->seq < ring->seq)) {
