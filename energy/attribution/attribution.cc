@@ -1,0 +1,174 @@
+// attribution.cc — cycle-share attribution of interval energy and bill accumulation.
+#include "energy/attribution/attribution.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace energy {
+
+using junction::ErrorCode;
+using junction::MakeError;
+using junction::Status;
+
+namespace {
+
+ZoneJoules Scaled(const ZoneJoules& z, double k) {
+  ZoneJoules out;
+  out.AddScaled(z, k);
+  return out;
+}
+
+}  // namespace
+
+ZoneJoules IntervalAttribution::InvocationTotal() const {
+  ZoneJoules sum;
+  for (const AccountShare& a : invocations) sum.AddScaled(a.joules, 1.0);
+  return sum;
+}
+
+ZoneJoules IntervalAttribution::SumOfAccounts() const {
+  ZoneJoules sum = InvocationTotal();
+  sum.AddScaled(idle, 1.0);
+  sum.AddScaled(overhead, 1.0);
+  sum.AddScaled(unaccounted, 1.0);
+  return sum;
+}
+
+Status<IntervalAttribution> Attributor::Attribute(const IntervalEnergy& meter,
+                                                  std::span<const CoreIntervalCycles> cores) const {
+  IntervalAttribution out;
+  out.begin_ns = meter.begin_ns;
+  out.end_ns = meter.end_ns;
+  out.meter = meter.joules;
+  const double seconds = std::max<int64_t>(0, meter.end_ns - meter.begin_ns) * 1e-9;
+
+  std::vector<AccountShare> raw;
+  std::vector<uint32_t> seen;
+  for (const CoreIntervalCycles& c : cores) {
+    if (c.tsc_end < c.tsc_begin) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       fmt::format("core {}: tsc_end {} < tsc_begin {}: the cycle accounts are "
+                                   "corrupt; check the runtime's interval bookkeeping",
+                                   c.core, c.tsc_end, c.tsc_begin));
+    }
+    if (std::find(seen.begin(), seen.end(), c.core) != seen.end()) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       fmt::format("core {} appears twice in one interval: merge its cycle "
+                                   "accounts before attributing",
+                                   c.core));
+    }
+    seen.push_back(c.core);
+    const uint64_t elapsed = c.ElapsedCycles();
+    const uint64_t busy = c.BusyCycles();
+    const uint64_t accounted = c.idle_cycles + c.overhead_cycles + busy;
+    out.busy_cycles += busy;
+    out.idle_cycles += c.idle_cycles;
+    out.overhead_cycles += c.overhead_cycles;
+    out.unaccounted_cycles += elapsed > accounted ? elapsed - accounted : 0;
+    const double per_cycle_s = elapsed > 0 ? seconds / static_cast<double>(elapsed) : 0.0;
+    for (const AccountCycles& a : c.busy) {
+      raw.push_back(AccountShare{a.account_id, a.cycles, a.cycles * per_cycle_s, {}});
+    }
+  }
+  // One entry per account (an invocation may have run on several cores).
+  std::sort(raw.begin(), raw.end(), [](const AccountShare& a, const AccountShare& b) {
+    return a.account_id < b.account_id;
+  });
+  for (const AccountShare& a : raw) {
+    if (!out.invocations.empty() && out.invocations.back().account_id == a.account_id) {
+      out.invocations.back().cycles += a.cycles;
+      out.invocations.back().core_seconds += a.core_seconds;
+    } else {
+      out.invocations.push_back(a);
+    }
+  }
+
+  const double total = static_cast<double>(out.busy_cycles + out.idle_cycles + out.overhead_cycles +
+                                           out.unaccounted_cycles);
+  if (total == 0) {
+    out.unaccounted = meter.joules;  // nobody ran: the meter's joules belong to no account
+    return out;
+  }
+  const double busy = static_cast<double>(out.busy_cycles);
+  const bool share_idle = options_.idle == SharePolicy::kShareToInvocations && busy > 0;
+  const bool share_overhead = options_.overhead == SharePolicy::kShareToInvocations && busy > 0;
+  // An invocation's weight: its own cycles, plus its busy-cycle share of the classes shared out.
+  double uplift = 1.0;
+  if (share_idle) uplift += static_cast<double>(out.idle_cycles) / busy;
+  if (share_overhead) uplift += static_cast<double>(out.overhead_cycles) / busy;
+  for (AccountShare& a : out.invocations) {
+    a.joules = Scaled(meter.joules, static_cast<double>(a.cycles) / total * uplift);
+  }
+  if (!share_idle) out.idle = Scaled(meter.joules, static_cast<double>(out.idle_cycles) / total);
+  if (!share_overhead) {
+    out.overhead = Scaled(meter.joules, static_cast<double>(out.overhead_cycles) / total);
+  }
+  out.unaccounted = Scaled(meter.joules, static_cast<double>(out.unaccounted_cycles) / total);
+  return out;
+}
+
+double Bill::MeanIntensity() const {
+  double j = joules.NodeTotal().value;
+  return j > 0 ? grams * 3.6e6 / j : 0.0;
+}
+
+Status<void> BillBook::Add(const IntervalAttribution& iv) {
+  std::optional<carbon::CarbonPrice> unit;  // the interval's intensity
+  junction::Status<void> result;
+  if (carbon_ != nullptr) {
+    auto p = carbon_->PriceInterval(Joules{1.0}, iv.begin_ns, iv.end_ns, 0.0);
+    if (p) {
+      unit = *p;
+    } else {
+      result = std::unexpected(p.error());
+    }
+  }
+  const double g_per_kwh = unit ? unit->intensity.g_per_kwh : 0.0;
+  const double embodied_rate =
+      carbon_ != nullptr ? carbon_->options().embodied_g_per_core_second : 0.0;
+  for (const AccountShare& a : iv.invocations) {
+    auto [it, fresh] = bills_.try_emplace(a.account_id);
+    Bill& b = it->second;
+    if (fresh) {
+      b.account_id = a.account_id;
+      b.first_ns = iv.begin_ns;
+      if (unit) b.intensity_kind = unit->intensity.kind;
+    }
+    b.cycles += a.cycles;
+    b.core_seconds += a.core_seconds;
+    b.joules.AddScaled(a.joules, 1.0);
+    b.last_ns = iv.end_ns;
+    ++b.intervals;
+    b.embodied_grams += a.core_seconds * embodied_rate;
+    if (unit) {
+      b.grams += carbon::Grams(a.joules.NodeTotal(), g_per_kwh);
+      b.intensity_kind = carbon::WorseKind(b.intensity_kind, unit->intensity.kind);
+    } else if (carbon_ != nullptr) {
+      b.carbon_complete = false;
+    }
+  }
+  totals_.meter.AddScaled(iv.meter, 1.0);
+  totals_.invocations.AddScaled(iv.InvocationTotal(), 1.0);
+  totals_.idle.AddScaled(iv.idle, 1.0);
+  totals_.overhead.AddScaled(iv.overhead, 1.0);
+  totals_.unaccounted.AddScaled(iv.unaccounted, 1.0);
+  if (unit) totals_.meter_grams += carbon::Grams(iv.meter.NodeTotal(), g_per_kwh);
+  ++totals_.intervals;
+  return result;
+}
+
+std::optional<Bill> BillBook::Take(uint64_t account_id) {
+  auto it = bills_.find(account_id);
+  if (it == bills_.end()) return std::nullopt;
+  Bill b = std::move(it->second);
+  bills_.erase(it);
+  return b;
+}
+
+const Bill* BillBook::Find(uint64_t account_id) const {
+  auto it = bills_.find(account_id);
+  return it == bills_.end() ? nullptr : &it->second;
+}
+
+}  // namespace energy

@@ -1,0 +1,499 @@
+// ledger.cc — the ledger: schema, loss detection on open, producer queues, the writer thread.
+#include "energy/ledger/ledger.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <ctime>
+
+#include <fmt/format.h>
+
+namespace energy {
+
+using junction::ErrorCode;
+using junction::MakeError;
+using junction::Status;
+
+namespace {
+
+constexpr uint64_t kSeqMagic = 0x6661617365716e6fULL;  // "faaseqno"
+constexpr int kSchemaVersion = 1;
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS invocations (
+  seq INTEGER PRIMARY KEY,
+  call_id TEXT NOT NULL, function TEXT NOT NULL, namespace TEXT NOT NULL,
+  start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, wall_ns INTEGER NOT NULL,
+  cycles INTEGER NOT NULL,
+  package_j REAL, core_j REAL, uncore_j REAL, dram_j REAL, psys_j REAL, gpu_j REAL,
+  total_j REAL NOT NULL, source TEXT NOT NULL,
+  grams REAL NOT NULL, intensity_g_per_kwh REAL NOT NULL, intensity_kind TEXT NOT NULL,
+  embodied_grams REAL NOT NULL, status INTEGER NOT NULL,
+  bytes_in INTEGER NOT NULL, bytes_out INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS invocations_by_function ON invocations(function, start_ns);
+CREATE TABLE IF NOT EXISTS overflow_aggregates (
+  id INTEGER PRIMARY KEY, written_ns INTEGER NOT NULL,
+  function TEXT NOT NULL, namespace TEXT NOT NULL, records INTEGER NOT NULL,
+  min_seq INTEGER NOT NULL, max_seq INTEGER NOT NULL,
+  first_start_ns INTEGER NOT NULL, last_end_ns INTEGER NOT NULL, wall_ns INTEGER NOT NULL,
+  cycles INTEGER NOT NULL,
+  package_j REAL, core_j REAL, uncore_j REAL, dram_j REAL, psys_j REAL, gpu_j REAL,
+  total_j REAL NOT NULL, source TEXT NOT NULL, grams REAL NOT NULL,
+  embodied_grams REAL NOT NULL, errors INTEGER NOT NULL,
+  bytes_in INTEGER NOT NULL, bytes_out INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS intervals (
+  id INTEGER PRIMARY KEY, begin_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL,
+  source TEXT NOT NULL,
+  package_j REAL, core_j REAL, uncore_j REAL, dram_j REAL, psys_j REAL, gpu_j REAL,
+  meter_total_j REAL NOT NULL, invocations_j REAL NOT NULL, idle_j REAL NOT NULL,
+  overhead_j REAL NOT NULL, unaccounted_j REAL NOT NULL,
+  accounts INTEGER NOT NULL, merged INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS crash_reports (
+  id INTEGER PRIMARY KEY, detected_ns INTEGER NOT NULL, rows_lost INTEGER NOT NULL,
+  seq_issued INTEGER NOT NULL);
+)sql";
+
+int64_t RealtimeNs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Binds the six zone columns starting at `first`: NULL for a zone without a figure.
+void BindZones(SqliteStatement& st, int first, const ZoneJoules& z) {
+  for (size_t i = 0; i < kZoneCount; ++i) {
+    Zone zone = kAllZones[i];
+    if (z.Has(zone)) {
+      st.Bind(first + static_cast<int>(i), z[zone].value);
+    } else {
+      st.BindNull(first + static_cast<int>(i));
+    }
+  }
+}
+
+}  // namespace
+
+struct Ledger::SeqPage {
+  uint64_t magic;
+  std::atomic<uint64_t> next;  // the next sequence number to hand out (first is 1)
+};
+
+Ledger::Ledger(const LedgerOptions& options) : options_(options) {}
+
+Status<std::unique_ptr<Ledger>> Ledger::Open(const LedgerOptions& options) {
+  if (options.path.empty() || options.producers == 0 || options.queue_capacity < 2 ||
+      options.max_batch == 0 || options.flush_interval.count() <= 0) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "ledger options: path must be set, producers >= 1, queue_capacity >= 2, "
+                     "max_batch >= 1 and flush_interval > 0; fix energy.ledger in the config");
+  }
+  std::unique_ptr<Ledger> l(new Ledger(options));
+  if (auto ok = l->OpenFiles(); !ok) return std::unexpected(ok.error());
+  if (auto ok = l->DetectLosses(); !ok) return std::unexpected(ok.error());
+  for (uint32_t i = 0; i < options.producers; ++i) {
+    l->producers_.push_back(std::make_unique<Producer>(options.queue_capacity));
+  }
+  l->batch_.reserve(options.max_batch);
+  l->interval_batch_.reserve(4096);
+  l->aggregate_batch_.reserve(kOverflowSlots * options.producers);
+  l->writer_ = std::thread([p = l.get()] { p->WriterLoop(); });
+  return l;
+}
+
+Status<void> Ledger::OpenFiles() {
+  std::string seq_path = options_.path + "-seq";
+  seq_fd_ = ::open(seq_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (seq_fd_ < 0) {
+    return std::unexpected(junction::Error::FromErrno(fmt::format(
+        "cannot open the ledger sequence file {}; check the directory's permissions", seq_path)));
+  }
+  if (flock(seq_fd_, LOCK_EX | LOCK_NB) != 0) {
+    return MakeError(ErrorCode::kAlreadyExists,
+                     fmt::format("ledger {} is open in another process (lock on {}); stop that "
+                                 "node or use another ledger path",
+                                 options_.path, seq_path));
+  }
+  struct stat st;
+  if (fstat(seq_fd_, &st) != 0 || (st.st_size < 4096 && ftruncate(seq_fd_, 4096) != 0)) {
+    return std::unexpected(
+        junction::Error::FromErrno(fmt::format("cannot size the sequence file {}", seq_path)));
+  }
+  void* p = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, seq_fd_, 0);
+  if (p == MAP_FAILED) {
+    return std::unexpected(
+        junction::Error::FromErrno(fmt::format("cannot map the sequence file {}", seq_path)));
+  }
+  seq_ = static_cast<SeqPage*>(p);
+  if (seq_->magic != kSeqMagic) {
+    seq_->next.store(0, std::memory_order_relaxed);  // unknown: DetectLosses() uses the rows
+    seq_->magic = kSeqMagic;
+  }
+
+  auto db = SqliteDb::Open(options_.path, {});
+  if (!db) return std::unexpected(db.error());
+  db_ = std::make_unique<SqliteDb>(std::move(*db));
+  auto mode = db_->QueryText("PRAGMA journal_mode=WAL");
+  if (!mode) return std::unexpected(mode.error());
+  if (*mode != "wal") {
+    return MakeError(ErrorCode::kUnavailable,
+                     fmt::format("ledger {} cannot use WAL mode (got '{}'): put it on a local "
+                                 "file system",
+                                 options_.path, *mode));
+  }
+  if (auto ok = db_->Exec("PRAGMA synchronous=NORMAL"); !ok) return ok;
+  auto existing = db_->QueryInt64(
+      "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='invocations'");
+  if (!existing) return std::unexpected(existing.error());
+  if (*existing == 0) seq_->next.store(0, std::memory_order_relaxed);  // a new ledger
+  if (auto ok = db_->Exec(kSchema); !ok) return ok;
+  auto version =
+      db_->QueryInt64("SELECT coalesce(max(value), 0) FROM meta WHERE key = 'schema_version'");
+  if (!version) return std::unexpected(version.error());
+  if (*version > kSchemaVersion) {
+    return MakeError(ErrorCode::kUnavailable,
+                     fmt::format("ledger {} has schema version {}, newer than this node's {}: "
+                                 "upgrade the node or use another ledger path",
+                                 options_.path, *version, kSchemaVersion));
+  }
+  if (auto ok = db_->Exec(
+          fmt::format("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', {})",
+                      kSchemaVersion));
+      !ok) {
+    return ok;
+  }
+  auto inv = db_->Prepare(
+      "INSERT INTO invocations VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,"
+      "?17,?18,?19,?20,?21,?22,?23)");
+  if (!inv) return std::unexpected(inv.error());
+  insert_invocation_ = std::move(*inv);
+  auto iv = db_->Prepare(
+      "INSERT INTO intervals (begin_ns,end_ns,source,package_j,core_j,uncore_j,dram_j,psys_j,"
+      "gpu_j,meter_total_j,invocations_j,idle_j,overhead_j,unaccounted_j,accounts,merged) "
+      "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)");
+  if (!iv) return std::unexpected(iv.error());
+  insert_interval_ = std::move(*iv);
+  auto ag = db_->Prepare(
+      "INSERT INTO overflow_aggregates (written_ns,function,namespace,records,min_seq,max_seq,"
+      "first_start_ns,last_end_ns,wall_ns,cycles,package_j,core_j,uncore_j,dram_j,psys_j,gpu_j,"
+      "total_j,source,grams,embodied_grams,errors,bytes_in,bytes_out) VALUES "
+      "(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23)");
+  if (!ag) return std::unexpected(ag.error());
+  insert_aggregate_ = std::move(*ag);
+  return {};
+}
+
+Status<void> Ledger::DetectLosses() {
+  auto rows = db_->QueryInt64("SELECT count(*) FROM invocations");
+  auto max_seq = db_->QueryInt64("SELECT coalesce(max(seq), 0) FROM invocations");
+  auto agg_max = db_->QueryInt64("SELECT coalesce(max(max_seq), 0) FROM overflow_aggregates");
+  auto aggregated = db_->QueryInt64("SELECT coalesce(sum(records), 0) FROM overflow_aggregates");
+  auto known = db_->QueryInt64("SELECT coalesce(sum(rows_lost), 0) FROM crash_reports");
+  for (const auto* s : {&rows, &max_seq, &agg_max, &aggregated, &known}) {
+    if (!*s) return std::unexpected(s->error());
+  }
+  uint64_t next = seq_->next.load(std::memory_order_relaxed);
+  uint64_t issued = next > 0 ? next - 1 : 0;
+  issued = std::max<uint64_t>(
+      {issued, static_cast<uint64_t>(*max_seq), static_cast<uint64_t>(*agg_max)});
+  uint64_t present = static_cast<uint64_t>(*rows) + static_cast<uint64_t>(*aggregated);
+  uint64_t lost_total = issued > present ? issued - present : 0;
+  report_.rows = static_cast<uint64_t>(*rows);
+  report_.aggregated = static_cast<uint64_t>(*aggregated);
+  report_.rows_lost_total = lost_total;
+  report_.rows_lost =
+      lost_total > static_cast<uint64_t>(*known) ? lost_total - static_cast<uint64_t>(*known) : 0;
+  report_.next_seq = issued + 1;
+  if (report_.rows_lost > 0) {
+    auto st = db_->Prepare(
+        "INSERT INTO crash_reports (detected_ns, rows_lost, seq_issued) VALUES (?1, ?2, ?3)");
+    if (!st) return std::unexpected(st.error());
+    st->Bind(1, RealtimeNs());
+    st->Bind(2, static_cast<int64_t>(report_.rows_lost));
+    st->Bind(3, static_cast<int64_t>(issued));
+    if (auto ok = st->Run(); !ok) return ok;
+  }
+  seq_->next.store(issued + 1, std::memory_order_release);
+  return {};
+}
+
+Ledger::~Ledger() {
+  (void)Close();
+  if (seq_ != nullptr) munmap(seq_, 4096);
+  if (seq_fd_ >= 0) ::close(seq_fd_);  // releases the flock
+}
+
+Status<PushResult> Ledger::Push(uint32_t producer, const InvocationRecord& record) {
+  if (producer >= producers_.size()) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("ledger producer {} out of range (the ledger has {}): open it "
+                                 "with one producer per core",
+                                 producer, producers_.size()));
+  }
+  if (closed_.load(std::memory_order_relaxed)) {
+    return MakeError(ErrorCode::kClosed, "ledger is closed: reopen it to record invocations");
+  }
+  Producer& p = *producers_[producer];
+  PushResult r;
+  r.seq = seq_->next.fetch_add(1, std::memory_order_relaxed);
+  if (p.queue.TryPush(Queued{r.seq, record})) return r;
+  // Full: fold into this producer's aggregate for the function.
+  r.aggregated = true;
+  std::lock_guard lock(p.overflow_mu);
+  Aggregate* slot = nullptr;
+  for (size_t i = 0; i < p.used; ++i) {
+    if (p.slots[i].function == record.function && p.slots[i].ns == record.ns) {
+      slot = &p.slots[i];
+      break;
+    }
+  }
+  if (slot == nullptr) {
+    if (p.used < kOverflowSlots) {
+      slot = &p.slots[p.used++];
+      *slot = Aggregate{};
+      slot->function = record.function;
+      slot->ns = record.ns;
+      if (p.used == kOverflowSlots) slot->function.Assign("*");  // every further function
+      slot->first_start_ns = record.start_ns;
+      slot->min_seq = r.seq;
+    } else {
+      slot = &p.slots[kOverflowSlots - 1];
+    }
+  }
+  ++slot->records;
+  slot->cycles += record.cycles;
+  slot->bytes_in += record.bytes_in;
+  slot->bytes_out += record.bytes_out;
+  slot->errors += record.status >= 400 ? 1 : 0;
+  slot->first_start_ns = std::min(slot->first_start_ns, record.start_ns);
+  slot->last_end_ns = std::max(slot->last_end_ns, record.end_ns);
+  slot->wall_ns += record.end_ns - record.start_ns;
+  slot->joules.AddScaled(record.joules, 1.0);
+  slot->grams += record.grams;
+  slot->embodied_grams += record.embodied_grams;
+  slot->min_seq = std::min(slot->min_seq, r.seq);
+  slot->max_seq = std::max(slot->max_seq, r.seq);
+  p.overflowed.fetch_add(1, std::memory_order_relaxed);
+  return r;
+}
+
+Status<void> Ledger::PushInterval(const IntervalRecord& record) {
+  if (closed_.load(std::memory_order_relaxed)) {
+    return MakeError(ErrorCode::kClosed, "ledger is closed: reopen it to record intervals");
+  }
+  if (intervals_.TryPush(record)) return {};
+  std::lock_guard lock(interval_overflow_mu_);
+  if (!has_interval_overflow_) {
+    interval_overflow_ = record;
+    has_interval_overflow_ = true;
+    return {};
+  }
+  IntervalRecord& m = interval_overflow_;
+  m.begin_ns = std::min(m.begin_ns, record.begin_ns);
+  m.end_ns = std::max(m.end_ns, record.end_ns);
+  m.meter.AddScaled(record.meter, 1.0);
+  m.invocations_j += record.invocations_j;
+  m.idle_j += record.idle_j;
+  m.overhead_j += record.overhead_j;
+  m.unaccounted_j += record.unaccounted_j;
+  m.accounts += record.accounts;
+  m.merged += record.merged;
+  return {};
+}
+
+Status<void> Ledger::Flush() {
+  std::unique_lock lock(mu_);
+  if (stop_) return MakeError(ErrorCode::kClosed, "ledger is closed: nothing to flush");
+  uint64_t ticket = ++flush_requested_;
+  wake_.notify_one();
+  done_.wait(lock, [&] { return flush_done_ >= ticket; });
+  if (!last_error_.empty()) {
+    return MakeError(ErrorCode::kIo, "ledger write failed (will retry): " + last_error_);
+  }
+  return {};
+}
+
+Status<void> Ledger::Close() {
+  {
+    std::lock_guard lock(mu_);
+    if (closed_.exchange(true)) return {};
+    stop_ = true;
+  }
+  wake_.notify_one();
+  if (writer_.joinable()) writer_.join();
+  std::lock_guard lock(mu_);
+  if (!last_error_.empty()) {
+    return MakeError(ErrorCode::kIo, "ledger closed with unwritten records: " + last_error_);
+  }
+  return {};
+}
+
+LedgerStats Ledger::stats() const {
+  std::lock_guard lock(mu_);
+  LedgerStats s = stats_;
+  s.overflowed = 0;
+  for (const auto& p : producers_) s.overflowed += p->overflowed.load(std::memory_order_relaxed);
+  return s;
+}
+
+size_t Ledger::ApproxQueued(uint32_t producer) const {
+  return producer < producers_.size() ? producers_[producer]->queue.ApproxSize() : 0;
+}
+
+void Ledger::WriterLoop() {
+  while (true) {
+    uint64_t ticket;
+    bool stopping;
+    {
+      std::unique_lock lock(mu_);
+      wake_.wait_for(lock, options_.flush_interval,
+                     [&] { return stop_ || flush_requested_ > flush_done_; });
+      ticket = flush_requested_;
+      stopping = stop_;
+    }
+    // Drain until the queues are empty (several transactions when there is a backlog). A
+    // failing batch stays in batch_ and is retried on the next round (three tries at Close).
+    int failures = 0;
+    while (true) {
+      BatchOutcome o = WriteBatch();
+      if (!o.ok) {
+        if (!stopping || ++failures >= 3) break;
+        continue;
+      }
+      if (o.taken < options_.max_batch) break;
+    }
+    {
+      std::lock_guard lock(mu_);
+      flush_done_ = std::max(flush_done_, ticket);
+    }
+    done_.notify_all();
+    if (stopping) return;
+  }
+}
+
+Ledger::BatchOutcome Ledger::WriteBatch() {
+  size_t taken = 0;
+  // Round-robin over the producers so that no core's queue starves.
+  const size_t n = producers_.size();
+  bool progress = true;
+  while (batch_.size() < options_.max_batch && progress) {
+    progress = false;
+    for (size_t k = 0; k < n && batch_.size() < options_.max_batch; ++k) {
+      Producer& p = *producers_[(next_producer_ + k) % n];
+      Queued q;
+      if (p.queue.TryPop(&q)) {
+        batch_.push_back(q);
+        ++taken;
+        progress = true;
+      }
+    }
+  }
+  next_producer_ = (next_producer_ + 1) % n;
+  IntervalRecord ir;
+  while (interval_batch_.size() < 4096 && intervals_.TryPop(&ir)) interval_batch_.push_back(ir);
+  {
+    std::lock_guard lock(interval_overflow_mu_);
+    if (has_interval_overflow_) {
+      interval_batch_.push_back(interval_overflow_);
+      has_interval_overflow_ = false;
+    }
+  }
+  for (auto& p : producers_) {
+    std::lock_guard lock(p->overflow_mu);
+    for (size_t i = 0; i < p->used; ++i) aggregate_batch_.push_back(p->slots[i]);
+    p->used = 0;
+  }
+  if (batch_.empty() && interval_batch_.empty() && aggregate_batch_.empty()) return {taken, true};
+  auto ok = WriteBatchRows();
+  std::lock_guard lock(mu_);
+  if (ok) {
+    stats_.rows_written += batch_.size();
+    stats_.intervals_written += interval_batch_.size();
+    stats_.overflow_rows += aggregate_batch_.size();
+    ++stats_.batches;
+    last_error_.clear();
+    batch_.clear();
+    interval_batch_.clear();
+    aggregate_batch_.clear();
+  } else {
+    ++stats_.failed_batches;
+    last_error_ = ok.error().message();
+  }
+  return {taken, ok.has_value()};
+}
+
+Status<void> Ledger::WriteBatchRows() {
+  if (auto ok = db_->Exec("BEGIN IMMEDIATE"); !ok) return ok;
+  auto fail = [&](const junction::Error& e) -> Status<void> {
+    (void)db_->Exec("ROLLBACK");
+    return std::unexpected(e);
+  };
+  SqliteStatement& st = insert_invocation_;
+  for (const Queued& q : batch_) {
+    const InvocationRecord& r = q.record;
+    st.Bind(1, static_cast<int64_t>(q.seq));
+    st.BindText(2, r.call_id.view());
+    st.BindText(3, r.function.view());
+    st.BindText(4, r.ns.view());
+    st.Bind(5, r.start_ns);
+    st.Bind(6, r.end_ns);
+    st.Bind(7, r.end_ns - r.start_ns);
+    st.Bind(8, static_cast<int64_t>(r.cycles));
+    BindZones(st, 9, r.joules);
+    st.Bind(15, r.joules.NodeTotal().value);
+    st.BindText(16, r.joules.sources.ToString());
+    st.Bind(17, r.grams);
+    st.Bind(18, r.intensity_g_per_kwh);
+    st.BindText(19, carbon::IntensityKindName(r.intensity_kind));
+    st.Bind(20, r.embodied_grams);
+    st.Bind(21, static_cast<int64_t>(r.status));
+    st.Bind(22, static_cast<int64_t>(r.bytes_in));
+    st.Bind(23, static_cast<int64_t>(r.bytes_out));
+    if (auto ok = st.Run(); !ok) return fail(ok.error());
+  }
+  SqliteStatement& is = insert_interval_;
+  for (const IntervalRecord& r : interval_batch_) {
+    is.Bind(1, r.begin_ns);
+    is.Bind(2, r.end_ns);
+    is.BindText(3, r.meter.sources.ToString());
+    BindZones(is, 4, r.meter);
+    is.Bind(10, r.meter.NodeTotal().value);
+    is.Bind(11, r.invocations_j);
+    is.Bind(12, r.idle_j);
+    is.Bind(13, r.overhead_j);
+    is.Bind(14, r.unaccounted_j);
+    is.Bind(15, static_cast<int64_t>(r.accounts));
+    is.Bind(16, static_cast<int64_t>(r.merged));
+    if (auto ok = is.Run(); !ok) return fail(ok.error());
+  }
+  SqliteStatement& as = insert_aggregate_;
+  const int64_t now = RealtimeNs();
+  for (const Aggregate& a : aggregate_batch_) {
+    as.Bind(1, now);
+    as.BindText(2, a.function.view());
+    as.BindText(3, a.ns.view());
+    as.Bind(4, static_cast<int64_t>(a.records));
+    as.Bind(5, static_cast<int64_t>(a.min_seq));
+    as.Bind(6, static_cast<int64_t>(a.max_seq));
+    as.Bind(7, a.first_start_ns);
+    as.Bind(8, a.last_end_ns);
+    as.Bind(9, a.wall_ns);
+    as.Bind(10, static_cast<int64_t>(a.cycles));
+    BindZones(as, 11, a.joules);
+    as.Bind(17, a.joules.NodeTotal().value);
+    as.BindText(18, a.joules.sources.ToString());
+    as.Bind(19, a.grams);
+    as.Bind(20, a.embodied_grams);
+    as.Bind(21, static_cast<int64_t>(a.errors));
+    as.Bind(22, static_cast<int64_t>(a.bytes_in));
+    as.Bind(23, static_cast<int64_t>(a.bytes_out));
+    if (auto ok = as.Run(); !ok) return fail(ok.error());
+  }
+  if (auto ok = db_->Exec("COMMIT"); !ok) return fail(ok.error());
+  return {};
+}
+
+}  // namespace energy

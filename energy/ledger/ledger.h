@@ -1,0 +1,188 @@
+// ledger.h — the SQLite energy ledger: one row per invocation, one per sampling interval,
+// written by one ledger thread in batched transactions (WAL mode). The data path only pushes
+// fixed-size records into per-producer (per-core) lock-free SPSC queues.
+//
+//   LedgerOptions o{.path = "/var/lib/faasnode/ledger.db", .producers = num_cores};
+//   auto ledger = energy::Ledger::Open(o);       // starts the writer thread
+//   if ((*ledger)->open_report().rows_lost > 0) spdlog::warn(...);
+//   (*ledger)->Push(core, record);               // on core `core`, never blocks
+//   (*ledger)->Close();                          // drains everything, joins
+//
+// Loss accounting. Push() takes the next sequence number from a counter kept in a small
+// memory-mapped file beside the database (<path>-seq), so the count of numbers handed out
+// survives a crash of the process (not of the machine). Open() compares it with the rows
+// present: sequence numbers issued but found in no row (and in no overflow aggregate) were
+// lost in a crash — at most the batch in flight plus what sat in the queues (the next batch:
+// max_batch + producers × queue_capacity) — and it reports how many; each loss is reported
+// once and recorded in the crash_reports table. Records pushed concurrently with Close() may
+// miss the final drain; they are then reported lost at the next open, never silently.
+//
+// Full queues. When a producer's queue is full, the record is folded into a per-producer
+// overflow aggregate for its function (a row in overflow_aggregates with the count and sums);
+// it is never silently dropped, and stats().overflowed counts it.
+//
+// Thread affinity: Push(p, ...) from one thread per producer index p at a time; PushInterval
+// from one thread (the energy thread); the rest from any thread. Only Flush() and Close()
+// block.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "energy/ledger/record.h"
+#include "energy/ledger/spsc_queue.h"
+#include "energy/ledger/sqlite.h"
+#include "junction/base/error.h"
+
+namespace energy {
+
+struct LedgerOptions {
+  std::string path;               // the database; <path>-seq holds the sequence counter
+  uint32_t producers = 1;         // queues, one per core that pushes
+  size_t queue_capacity = 16384;  // records per producer queue (rounded up to a power of two)
+  size_t max_batch = 8192;        // rows per transaction
+  std::chrono::milliseconds flush_interval{20};  // how often the writer drains the queues
+};
+
+struct OpenReport {
+  uint64_t rows = 0;             // invocation rows present
+  uint64_t aggregated = 0;       // records present only in overflow aggregates
+  uint64_t rows_lost = 0;        // newly detected: lost in the crash before this open
+  uint64_t rows_lost_total = 0;  // all losses ever detected
+  uint64_t next_seq = 0;         // the sequence number the next Push will take
+};
+
+struct LedgerStats {
+  uint64_t rows_written = 0;
+  uint64_t intervals_written = 0;
+  uint64_t overflowed = 0;  // records folded into overflow aggregates (queue full)
+  uint64_t overflow_rows = 0;
+  uint64_t batches = 0;
+  uint64_t failed_batches = 0;  // retried on the next round
+};
+
+struct PushResult {
+  uint64_t seq = 0;
+  bool aggregated = false;  // the queue was full: folded into the overflow aggregate
+};
+
+class Ledger {
+ public:
+  // Opens or creates the database (WAL, synchronous=NORMAL) and the sequence file, detects
+  // rows lost in a crash, starts the writer thread. Errors: kInvalidArgument for bad options;
+  // kIo for files; kAlreadyExists when another process has the ledger open.
+  static junction::Status<std::unique_ptr<Ledger>> Open(const LedgerOptions& options);
+
+  ~Ledger();  // Close()s
+  Ledger(const Ledger&) = delete;
+  Ledger& operator=(const Ledger&) = delete;
+
+  const OpenReport& open_report() const { return report_; }
+
+  // Queues one invocation record under the next sequence number (returned). Non-blocking, no
+  // allocation, no system call: one atomic add on the sequence page and a copy into the
+  // producer's ring; when the ring is full, a short per-producer lock (shared only with the
+  // writer) folds the record into a fixed-size overflow aggregate.
+  // Errors: kInvalidArgument for a producer index out of range; kClosed after Close().
+  junction::Status<PushResult> Push(uint32_t producer, const InvocationRecord& record);
+  // Queues one interval row. One thread only. Errors: kClosed after Close().
+  junction::Status<void> PushInterval(const IntervalRecord& record);
+
+  // Blocks until every record pushed before the call is committed. Errors: the writer's last
+  // SQLite error if a batch failed; kClosed after Close().
+  junction::Status<void> Flush();
+  // Drains, commits, stops the writer; idempotent. Returns the last write error, if any.
+  junction::Status<void> Close();
+
+  LedgerStats stats() const;
+  size_t ApproxQueued(uint32_t producer) const;
+
+ private:
+  struct Aggregate {
+    FixedString<64> function;
+    FixedString<64> ns;
+    uint64_t records = 0;
+    uint64_t cycles = 0;
+    uint64_t bytes_in = 0;
+    uint64_t bytes_out = 0;
+    uint64_t errors = 0;  // status >= 400
+    int64_t first_start_ns = 0;
+    int64_t last_end_ns = 0;
+    int64_t wall_ns = 0;
+    ZoneJoules joules;
+    double grams = 0.0;
+    double embodied_grams = 0.0;
+    uint64_t min_seq = 0;
+    uint64_t max_seq = 0;
+  };
+  struct Queued {
+    uint64_t seq;
+    InvocationRecord record;
+  };
+  static constexpr size_t kOverflowSlots = 32;  // the last slot takes every further function
+  struct alignas(64) Producer {
+    explicit Producer(size_t capacity) : queue(capacity) {}
+    SpscQueue<Queued> queue;
+    std::mutex overflow_mu;
+    std::array<Aggregate, kOverflowSlots> slots;
+    size_t used = 0;
+    std::atomic<uint64_t> overflowed{0};
+  };
+  struct SeqPage;
+
+  explicit Ledger(const LedgerOptions& options);
+  junction::Status<void> OpenFiles();
+  junction::Status<void> DetectLosses();
+  void WriterLoop();
+  struct BatchOutcome {
+    size_t taken;  // records taken from the queues this time
+    bool ok;       // committed; otherwise kept for a retry
+  };
+  // Pops up to max_batch records and writes them (with intervals and aggregates) in one
+  // transaction.
+  BatchOutcome WriteBatch();
+  junction::Status<void> WriteBatchRows();
+
+  LedgerOptions options_;
+  OpenReport report_;
+  int seq_fd_ = -1;
+  SeqPage* seq_ = nullptr;
+  // Declared before the statements so it is destroyed after them.
+  std::unique_ptr<SqliteDb> db_;
+  SqliteStatement insert_invocation_;
+  SqliteStatement insert_interval_;
+  SqliteStatement insert_aggregate_;
+
+  std::vector<std::unique_ptr<Producer>> producers_;
+  SpscQueue<IntervalRecord> intervals_{4096};
+  std::mutex interval_overflow_mu_;
+  IntervalRecord interval_overflow_;
+  bool has_interval_overflow_ = false;
+
+  // Writer-thread state.
+  std::vector<Queued> batch_;
+  std::vector<IntervalRecord> interval_batch_;
+  std::vector<Aggregate> aggregate_batch_;
+  size_t next_producer_ = 0;
+
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  uint64_t flush_requested_ = 0;  // guarded by mu_
+  uint64_t flush_done_ = 0;       // guarded by mu_
+  bool stop_ = false;             // guarded by mu_
+  std::string last_error_;        // guarded by mu_
+  LedgerStats stats_;             // guarded by mu_ (overflowed is summed from producers)
+  std::atomic<bool> closed_{false};
+  std::thread writer_;
+};
+
+}  // namespace energy

@@ -1,0 +1,71 @@
+// spsc_queue.h — a bounded lock-free single-producer single-consumer ring of trivially
+// copyable records; no allocation after construction.
+//
+// Contract: exactly one producer thread calls TryPush and exactly one consumer thread calls
+// TryPop at any time (they may differ). Neither blocks. Capacity is a power of two.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <new>
+#include <type_traits>
+
+namespace energy {
+
+template <typename T>
+class SpscQueue {
+  static_assert(std::is_trivially_copyable_v<T>, "records are copied by value into the ring");
+
+ public:
+  // capacity: rounded up to a power of two, at least 2. Allocates the ring once.
+  explicit SpscQueue(size_t capacity) {
+    size_t c = 2;
+    while (c < capacity) c <<= 1;
+    mask_ = c - 1;
+    slots_ = std::make_unique<T[]>(c);
+  }
+  SpscQueue(const SpscQueue&) = delete;
+  SpscQueue& operator=(const SpscQueue&) = delete;
+
+  // Producer only. False when full (the record is not queued).
+  bool TryPush(const T& v) {
+    const size_t tail = tail_.load(std::memory_order_relaxed);
+    if (tail - cached_head_ > mask_) {
+      cached_head_ = head_.load(std::memory_order_acquire);
+      if (tail - cached_head_ > mask_) return false;
+    }
+    slots_[tail & mask_] = v;
+    tail_.store(tail + 1, std::memory_order_release);
+    return true;
+  }
+
+  // Consumer only. False when empty.
+  bool TryPop(T* out) {
+    const size_t head = head_.load(std::memory_order_relaxed);
+    if (head == cached_tail_) {
+      cached_tail_ = tail_.load(std::memory_order_acquire);
+      if (head == cached_tail_) return false;
+    }
+    *out = slots_[head & mask_];
+    head_.store(head + 1, std::memory_order_release);
+    return true;
+  }
+
+  // Any thread; a snapshot that may be stale by the time it is used.
+  size_t ApproxSize() const {
+    return tail_.load(std::memory_order_acquire) - head_.load(std::memory_order_acquire);
+  }
+  size_t capacity() const { return mask_ + 1; }
+
+ private:
+  static constexpr size_t kLine = 64;
+  alignas(kLine) std::atomic<size_t> head_{0};  // written by the consumer
+  size_t cached_tail_ = 0;                      // consumer's view of tail_
+  alignas(kLine) std::atomic<size_t> tail_{0};  // written by the producer
+  size_t cached_head_ = 0;                      // producer's view of head_
+  alignas(kLine) size_t mask_ = 0;
+  std::unique_ptr<T[]> slots_;
+};
+
+}  // namespace energy
