@@ -17,7 +17,9 @@ constexpr std::array<bool, 256> kTchar = [] {
   return t;
 }();
 
-constexpr char ToLowerAscii(char c) { return (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c; }
+constexpr char ToLowerAscii(char c) {
+  return (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c;
+}
 
 }  // namespace
 
@@ -33,6 +35,13 @@ bool IsToken(std::string_view s) {
   if (s.empty()) return false;
   for (char c : s) {
     if (!kTchar[static_cast<unsigned char>(c)]) return false;
+  }
+  return true;
+}
+
+bool IsValidFieldValue(std::string_view s) {
+  for (char c : s) {
+    if (c == '\r' || c == '\n' || c == '\0') return false;
   }
   return true;
 }

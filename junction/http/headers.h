@@ -60,6 +60,10 @@ class Headers {
 // True when `s` is an RFC 9110 token (section 5.6.2): the only bytes allowed in a field name.
 bool IsToken(std::string_view s);
 
+// False when a field value holds CR, LF or NUL (RFC 9110 section 5.5): bytes that would let
+// a value end the field or the head early.
+bool IsValidFieldValue(std::string_view s);
+
 // Whitespace RFC 9110 calls OWS (space, tab) removed from both ends.
 std::string_view TrimOws(std::string_view s);
 

@@ -46,5 +46,20 @@ TEST(HeadersTest, TrimOwsRemovesSpacesAndTabsAtBothEnds) {
   EXPECT_EQ(TrimOws("x"), "x");
 }
 
+TEST(HeadersTest, TokenAndFieldValueChecks) {
+  EXPECT_TRUE(IsToken("X-Call-Id"));
+  EXPECT_TRUE(IsToken("!#$%&'*+-.^_`|~09azAZ"));
+  EXPECT_FALSE(IsToken(""));
+  EXPECT_FALSE(IsToken("a b"));
+  EXPECT_FALSE(IsToken("a:b"));
+  EXPECT_FALSE(IsToken("a/b"));
+  EXPECT_FALSE(IsToken("caf\xc3\xa9"));
+  EXPECT_TRUE(IsValidFieldValue("text/plain; charset=\"utf-8\"\t\xc3\xa9"));
+  EXPECT_TRUE(IsValidFieldValue(""));
+  EXPECT_FALSE(IsValidFieldValue("a\rb"));
+  EXPECT_FALSE(IsValidFieldValue("a\nb"));
+  EXPECT_FALSE(IsValidFieldValue(std::string_view("a\0b", 3)));
+}
+
 }  // namespace
 }  // namespace junction::http

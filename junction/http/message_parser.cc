@@ -15,29 +15,35 @@ namespace {
 // and the unparsed input: small enough to bound memory, large enough to batch the memmove.
 constexpr std::size_t kBodyGapReclaimBytes = 1024;
 
-MessageParser& Self(llhttp_t* p) { return *static_cast<MessageParser*>(p->data); }
+MessageParser& Self(llhttp_t* p) {
+  return *static_cast<MessageParser*>(p->data);
+}
 
 }  // namespace
 
-const llhttp_settings_t MessageParser::kSettings = [] {
-  llhttp_settings_t s;
-  llhttp_settings_init(&s);
-  s.on_message_begin = &MessageParser::OnMessageBegin;
-  s.on_url = &MessageParser::OnUrl;
-  s.on_status = &MessageParser::OnStatus;
-  s.on_header_field = &MessageParser::OnHeaderField;
-  s.on_header_field_complete = &MessageParser::OnHeaderFieldComplete;
-  s.on_header_value = &MessageParser::OnHeaderValue;
-  s.on_header_value_complete = &MessageParser::OnHeaderValueComplete;
-  s.on_headers_complete = &MessageParser::OnHeadersComplete;
-  s.on_body = &MessageParser::OnBody;
-  s.on_message_complete = &MessageParser::OnMessageComplete;
-  return s;
-}();
+const llhttp_settings_t& MessageParser::Settings() {
+  // A function-local static: ready even for parsers built during static initialization.
+  static const llhttp_settings_t settings = [] {
+    llhttp_settings_t s;
+    llhttp_settings_init(&s);
+    s.on_message_begin = &MessageParser::OnMessageBegin;
+    s.on_url = &MessageParser::OnUrl;
+    s.on_status = &MessageParser::OnStatus;
+    s.on_header_field = &MessageParser::OnHeaderField;
+    s.on_header_field_complete = &MessageParser::OnHeaderFieldComplete;
+    s.on_header_value = &MessageParser::OnHeaderValue;
+    s.on_header_value_complete = &MessageParser::OnHeaderValueComplete;
+    s.on_headers_complete = &MessageParser::OnHeadersComplete;
+    s.on_body = &MessageParser::OnBody;
+    s.on_message_complete = &MessageParser::OnMessageComplete;
+    return s;
+  }();
+  return settings;
+}
 
 MessageParser::MessageParser(Type type, const ParserOptions& options)
     : type_(type), options_(options) {
-  llhttp_init(&parser_, type == Type::kRequest ? HTTP_REQUEST : HTTP_RESPONSE, &kSettings);
+  llhttp_init(&parser_, type == Type::kRequest ? HTTP_REQUEST : HTTP_RESPONSE, &Settings());
   parser_.data = this;
   headers_.reserve(std::min<std::size_t>(options_.max_header_count, 32));
 }
@@ -82,11 +88,23 @@ void MessageParser::Reserve(std::size_t n) {
 }
 
 std::span<char> MessageParser::WritableSpace(std::size_t min_bytes) {
-  Reserve(std::max<std::size_t>(min_bytes, 1));
+  std::size_t want = std::max<std::size_t>(min_bytes, 1);
+  // A Content-Length body whose head is parsed (its size already checked against the limit):
+  // room for all of it now, so the buffer grows once and the body is never moved again.
+  // llhttp counts parser_.content_length down as the body is parsed.
+  if (in_body() && !chunked_ && !failed()) {
+    std::size_t unparsed = end_ - parse_pos_;
+    if (parser_.content_length > unparsed) {
+      want = std::max<std::size_t>(want, parser_.content_length - unparsed);
+    }
+  }
+  Reserve(want);
   return {buf_.get() + end_, capacity_ - end_};
 }
 
-void MessageParser::Commit(std::size_t n) { end_ += std::min(n, capacity_ - end_); }
+void MessageParser::Commit(std::size_t n) {
+  end_ += std::min(n, capacity_ - end_);
+}
 
 void MessageParser::Append(std::string_view bytes) {
   if (bytes.empty()) return;
@@ -120,7 +138,8 @@ MessageParser::Step MessageParser::Fail(int http_status, ErrorCode code, std::st
 }
 
 MessageParser::Step MessageParser::FailFromLlhttp(llhttp_errno_t err) {
-  std::string m = type_ == Type::kRequest ? "malformed HTTP request: " : "malformed HTTP response: ";
+  std::string m =
+      type_ == Type::kRequest ? "malformed HTTP request: " : "malformed HTTP response: ";
   m += llhttp_get_error_reason(&parser_) ? llhttp_get_error_reason(&parser_) : "parse error";
   m += " (llhttp ";
   m += llhttp_errno_name(err);
@@ -304,6 +323,15 @@ int MessageParser::OnHeaderValueComplete(llhttp_t* p) {
   while (v.len > 0 && (m.buf_[v.off + v.len - 1] == ' ' || m.buf_[v.off + v.len - 1] == '\t')) {
     --v.len;
   }
+  // llhttp's loose mode accepts obsolete line folding and leaves the CRLF inside the value;
+  // RFC 9112 5.2 lets a server refuse it, and a CR or LF must never reach a handler.
+  if (m.View(v).find_first_of("\r\n") != std::string_view::npos) {
+    m.Fail(kStatusBadRequest, ErrorCode::kInvalidArgument,
+           "header \"" + std::string(m.View(list.back().name).substr(0, 64)) +
+               "\" is folded over several lines (obsolete, RFC 9112 5.2); send each field on "
+               "one line; this connection will be closed");
+    return -1;
+  }
   if (m.headers_complete_) {
     m.trailer_bytes_ += list.back().name.len + v.len + 4;
     if (m.trailer_bytes_ > m.options_.max_header_bytes) {
@@ -339,6 +367,27 @@ int MessageParser::CheckHead() {
            "HTTP/1.1");
       return -1;
     }
+    if (p.flags & F_TRANSFER_ENCODING) {
+      // llhttp checks that chunked is the final coding; junction decodes no other coding, so
+      // anything besides chunked is refused (RFC 9112 6.1: 501 for a coding not understood).
+      for (const FieldSpan& f : headers_) {
+        if (!EqualsIgnoreCase(View(f.name), "transfer-encoding")) continue;
+        std::string_view rest = View(f.value);
+        while (!rest.empty()) {
+          std::size_t comma = rest.find(',');
+          std::string_view coding = TrimOws(rest.substr(0, comma));
+          if (!coding.empty() && !EqualsIgnoreCase(coding, "chunked")) {
+            Fail(kStatusNotImplemented, ErrorCode::kInvalidArgument,
+                 "transfer coding \"" + std::string(coding.substr(0, 32)) +
+                     "\" is not supported; send the body with Content-Length or plain "
+                     "Transfer-Encoding: chunked");
+            return -1;
+          }
+          if (comma == std::string_view::npos) break;
+          rest.remove_prefix(comma + 1);
+        }
+      }
+    }
     if (options_.require_host && p.http_minor >= 1) {
       std::size_t hosts = 0;
       for (const FieldSpan& f : headers_) hosts += EqualsIgnoreCase(View(f.name), "host");
@@ -371,8 +420,8 @@ int MessageParser::OnHeadersComplete(llhttp_t* p) {
   m.body_anchor_ = std::max(m.body_anchor_, m.reason_.off + m.reason_.len);
   if (!m.headers_.empty()) {
     const FieldSpan& last = m.headers_.back();
-    m.body_anchor_ = std::max({m.body_anchor_, last.name.off + last.name.len,
-                               last.value.off + last.value.len});
+    m.body_anchor_ =
+        std::max({m.body_anchor_, last.name.off + last.name.len, last.value.off + last.value.len});
   }
   if (m.type_ == Type::kRequest) {
     // Upgrade requests are answered as ordinary HTTP (RFC 9110 7.8 lets a server ignore them).

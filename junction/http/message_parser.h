@@ -1,6 +1,6 @@
-// message_parser.h — internal: the buffer and llhttp driver shared by RequestParser and
-// ResponseParser. Not part of junction/http's API; include request_parser.h or
-// response_parser.h instead.
+// message_parser.h — internal: the buffer and llhttp driver behind both parsers.
+//
+// Not part of junction/http's API; include request_parser.h or response_parser.h instead.
 //
 // Bytes are appended to one growable buffer and parsed in place; everything the parser learns
 // about a message is kept as offsets into that buffer, so the buffer may be compacted or grown
@@ -105,7 +105,7 @@ class MessageParser {
   static int OnHeadersComplete(llhttp_t* p);
   static int OnBody(llhttp_t* p, const char* at, std::size_t len);
   static int OnMessageComplete(llhttp_t* p);
-  static const llhttp_settings_t kSettings;
+  static const llhttp_settings_t& Settings();
 
   Type type_;
   ParserOptions options_;
@@ -117,7 +117,7 @@ class MessageParser {
   std::size_t begin_ = 0;
   std::size_t parse_pos_ = 0;
   std::size_t end_ = 0;
-  std::size_t head_start_ = 0;  // where the message in progress (or the next one) starts
+  std::size_t head_start_ = 0;   // where the message in progress (or the next one) starts
   std::size_t body_anchor_ = 0;  // end of the head's last recorded span: framing follows
 
   // The message in progress, or the one handed out.

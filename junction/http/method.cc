@@ -5,16 +5,26 @@ namespace junction::http {
 
 std::string_view MethodName(Method method) {
   switch (method) {
-    case Method::kGet: return "GET";
-    case Method::kHead: return "HEAD";
-    case Method::kPost: return "POST";
-    case Method::kPut: return "PUT";
-    case Method::kDelete: return "DELETE";
-    case Method::kPatch: return "PATCH";
-    case Method::kOptions: return "OPTIONS";
-    case Method::kTrace: return "TRACE";
-    case Method::kConnect: return "CONNECT";
-    case Method::kOther: return "";
+    case Method::kGet:
+      return "GET";
+    case Method::kHead:
+      return "HEAD";
+    case Method::kPost:
+      return "POST";
+    case Method::kPut:
+      return "PUT";
+    case Method::kDelete:
+      return "DELETE";
+    case Method::kPatch:
+      return "PATCH";
+    case Method::kOptions:
+      return "OPTIONS";
+    case Method::kTrace:
+      return "TRACE";
+    case Method::kConnect:
+      return "CONNECT";
+    case Method::kOther:
+      return "";
   }
   return "";
 }

@@ -22,9 +22,9 @@ struct Request {
   int version_major = 1;
   int version_minor = 1;
   Headers headers;
-  Headers trailers;       // fields after a chunked body's last chunk; usually empty
-  std::string_view body;  // decoded: chunked framing removed, chunks joined
-  bool keep_alive = true;       // the connection may carry another request after this one
+  Headers trailers;              // fields after a chunked body's last chunk; usually empty
+  std::string_view body;         // decoded: chunked framing removed, chunks joined
+  bool keep_alive = true;        // the connection may carry another request after this one
   bool expect_continue = false;  // HTTP/1.1 and "Expect: 100-continue"
   bool chunked = false;          // the body came with Transfer-Encoding: chunked
 

@@ -9,24 +9,34 @@ namespace {
 
 Method MethodFromLlhttp(std::uint8_t m) {
   switch (m) {
-    case HTTP_GET: return Method::kGet;
-    case HTTP_HEAD: return Method::kHead;
-    case HTTP_POST: return Method::kPost;
-    case HTTP_PUT: return Method::kPut;
-    case HTTP_DELETE: return Method::kDelete;
-    case HTTP_PATCH: return Method::kPatch;
-    case HTTP_OPTIONS: return Method::kOptions;
-    case HTTP_TRACE: return Method::kTrace;
-    case HTTP_CONNECT: return Method::kConnect;
-    default: return Method::kOther;
+    case HTTP_GET:
+      return Method::kGet;
+    case HTTP_HEAD:
+      return Method::kHead;
+    case HTTP_POST:
+      return Method::kPost;
+    case HTTP_PUT:
+      return Method::kPut;
+    case HTTP_DELETE:
+      return Method::kDelete;
+    case HTTP_PATCH:
+      return Method::kPatch;
+    case HTTP_OPTIONS:
+      return Method::kOptions;
+    case HTTP_TRACE:
+      return Method::kTrace;
+    case HTTP_CONNECT:
+      return Method::kConnect;
+    default:
+      return Method::kOther;
   }
 }
 
 }  // namespace
 
 RequestParser::RequestParser(const ParserOptions& options)
-    : core_(std::make_unique<detail::MessageParser>(detail::MessageParser::Type::kRequest,
-                                                    options)) {
+    : core_(
+          std::make_unique<detail::MessageParser>(detail::MessageParser::Type::kRequest, options)) {
   request_.headers.Reserve(16);
 }
 
@@ -34,13 +44,17 @@ RequestParser::~RequestParser() = default;
 RequestParser::RequestParser(RequestParser&&) noexcept = default;
 RequestParser& RequestParser::operator=(RequestParser&&) noexcept = default;
 
-void RequestParser::Feed(std::string_view bytes) { core_->Append(bytes); }
+void RequestParser::Feed(std::string_view bytes) {
+  core_->Append(bytes);
+}
 
 std::span<char> RequestParser::WritableSpace(std::size_t min_bytes) {
   return core_->WritableSpace(min_bytes);
 }
 
-void RequestParser::Commit(std::size_t n) { core_->Commit(n); }
+void RequestParser::Commit(std::size_t n) {
+  core_->Commit(n);
+}
 
 void RequestParser::Fill() {
   const detail::MessageParser& c = *core_;
@@ -98,10 +112,16 @@ bool RequestParser::WantsContinue() const {
   return !core_->failed() && core_->in_body() && core_->expect_continue() && !continue_sent_;
 }
 
-void RequestParser::ContinueSent() { continue_sent_ = true; }
+void RequestParser::ContinueSent() {
+  continue_sent_ = true;
+}
 
-int RequestParser::error_status() const { return core_->error_status(); }
+int RequestParser::error_status() const {
+  return core_->error_status();
+}
 
-std::size_t RequestParser::buffered_bytes() const { return core_->buffered_bytes(); }
+std::size_t RequestParser::buffered_bytes() const {
+  return core_->buffered_bytes();
+}
 
 }  // namespace junction::http

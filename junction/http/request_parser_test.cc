@@ -1,13 +1,14 @@
-// request_parser_test.cc — RequestParser conformance on crafted byte streams: pipelining at
-// every split, chunked bodies, limits (431, 413), malformed input (400, 501, 505),
-// 100-continue, HEAD and keep-alive rules.
+// request_parser_test.cc — RequestParser conformance on crafted and mutated byte streams.
+//
+// Pipelining at every split, chunked bodies, limits (431, 413), malformed input (400, 501,
+// 505), 100-continue, HEAD and keep-alive rules, and a differential test over random cuts.
 #include "junction/http/request_parser.h"
 
 #include <gtest/gtest.h>
 
 #include <optional>
-#include <random>
 #include <ostream>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -189,7 +190,9 @@ TEST(RequestParserTest, PipelinedRequestsSplitAtEveryPairOfOffsets) {
   }
 }
 
-TEST(RequestParserTest, PipelinedRequestsOneByteAtATime) { ExpectPipelined(ParseByteByByte(kPipelined)); }
+TEST(RequestParserTest, PipelinedRequestsOneByteAtATime) {
+  ExpectPipelined(ParseByteByByte(kPipelined));
+}
 
 TEST(RequestParserTest, NextReturnsOneRequestPerCallAndViewsStayValidUntilTheNextCall) {
   RequestParser parser;
@@ -309,6 +312,35 @@ TEST(RequestParserTest, ZeroCopyReadPathHandsOutTheBodyWhereItWasRead) {
   EXPECT_EQ((*r)->body.data(), space.data() + kInput.size() - 5);  // no copy was made
 }
 
+TEST(RequestParserTest, ALargeBodyIsReadIntoOneRegionThatNeverMoves) {
+  RequestParser parser;
+  constexpr std::size_t kBody = 300000;
+  parser.Feed("POST /f HTTP/1.1\r\nHost: n\r\nContent-Length: 300000\r\n\r\nab");
+  ASSERT_EQ(*parser.Next(), nullptr);
+  std::span<char> space = parser.WritableSpace(16);
+  ASSERT_GE(space.size(), kBody - 2);  // room for the whole rest of the body
+  char* body_start = space.data() - 2;
+  std::size_t written = 0;
+  while (written < kBody - 2) {  // many small reads, as from a socket
+    std::span<char> s = parser.WritableSpace(1);
+    ASSERT_EQ(s.data(), space.data() + written);  // the buffer neither grew nor moved
+    std::size_t n = std::min<std::size_t>(1460, kBody - 2 - written);
+    std::fill_n(s.data(), n, 'c');
+    parser.Commit(n);
+    written += n;
+    auto r = parser.Next();
+    ASSERT_TRUE(r.has_value());
+    if (written < kBody - 2) {
+      ASSERT_EQ(*r, nullptr);
+    }
+    if (*r != nullptr) {
+      EXPECT_EQ((*r)->body.size(), kBody);
+      EXPECT_EQ((*r)->body.data(), body_start);
+      EXPECT_EQ((*r)->body.substr(0, 3), "abc");
+    }
+  }
+}
+
 TEST(RequestParserTest, ContentLengthBodyInOneFeedIsNotCopiedAgain) {
   RequestParser parser;
   std::string input = "POST /f HTTP/1.1\r\nHost: n\r\nContent-Length: 1000\r\n\r\n";
@@ -398,11 +430,13 @@ TEST(RequestParserTest, ContentLengthOverTheLimitIs413BeforeTheBodyArrives) {
 TEST(RequestParserTest, ChunkedBodyOverTheLimitIs413) {
   ParserOptions options;
   options.max_body_bytes = 10;
-  std::string ok = "POST /f HTTP/1.1\r\nHost: n\r\nTransfer-Encoding: chunked\r\n\r\n"
-                   "5\r\n01234\r\n5\r\n56789\r\n0\r\n\r\n";
+  std::string ok =
+      "POST /f HTTP/1.1\r\nHost: n\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "5\r\n01234\r\n5\r\n56789\r\n0\r\n\r\n";
   EXPECT_EQ(ParseAll(ok, options).requests.size(), 1u);
-  std::string over = "POST /f HTTP/1.1\r\nHost: n\r\nTransfer-Encoding: chunked\r\n\r\n"
-                     "5\r\n01234\r\n6\r\n56789a\r\n0\r\n\r\n";
+  std::string over =
+      "POST /f HTTP/1.1\r\nHost: n\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "5\r\n01234\r\n6\r\n56789a\r\n0\r\n\r\n";
   EXPECT_EQ(ParseAll(over, options).error_status, 413);
   EXPECT_EQ(ParseByteByByte(over, options).error_status, 413);
 }
@@ -415,7 +449,9 @@ struct MalformedCase {
   int status;
 };
 
-void PrintTo(const MalformedCase& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const MalformedCase& c, std::ostream* os) {
+  *os << c.name;
+}
 
 class MalformedRequestTest : public testing::TestWithParam<MalformedCase> {};
 
@@ -441,9 +477,9 @@ INSTANTIATE_TEST_SUITE_P(
         MalformedCase{"space_in_header_name", "GET / HTTP/1.1\r\nHost: a\r\nBad Name: x\r\n\r\n",
                       400},
         MalformedCase{"header_without_colon", "GET / HTTP/1.1\r\nHost: a\r\nNoColon\r\n\r\n", 400},
-        MalformedCase{"bad_chunk_size",
-                      "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nab\r\n",
-                      400},
+        MalformedCase{
+            "bad_chunk_size",
+            "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nab\r\n", 400},
         MalformedCase{"chunk_data_longer_than_size",
                       "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
                       "2\r\nabc\r\n0\r\n\r\n",
@@ -465,15 +501,35 @@ INSTANTIATE_TEST_SUITE_P(
         MalformedCase{"non_numeric_content_length",
                       "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1x\r\n\r\n", 400},
         MalformedCase{"chunked_not_last_coding",
-                      "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", 400},
+                      "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, gzip\r\n\r\n",
+                      400},
         MalformedCase{"transfer_encoding_in_http10",
                       "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
                       400},
         MalformedCase{"missing_host_in_http11", "GET / HTTP/1.1\r\nAccept: */*\r\n\r\n", 400},
         MalformedCase{"two_hosts", "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400},
+        MalformedCase{"obsolete_line_folding",
+                      "GET / HTTP/1.1\r\nHost: a\r\nX-Folded: a\r\n b\r\n\r\n", 400},
+        MalformedCase{"gzip_transfer_coding",
+                      "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+                      "0\r\n\r\n",
+                      501},
+        MalformedCase{"gzip_coding_in_second_field",
+                      "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n"
+                      "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+                      501},
+        MalformedCase{
+            "identical_duplicate_content_length",
+            "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nx", 400},
+        MalformedCase{"plus_sign_content_length",
+                      "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: +1\r\n\r\nx", 400},
+        MalformedCase{"control_char_in_value", "GET / HTTP/1.1\r\nHost: a\r\nX: a\x01b\r\n\r\n",
+                      400},
+        MalformedCase{"space_before_first_header", "GET / HTTP/1.1\r\n Host: a\r\n\r\n", 400},
         MalformedCase{"connect_tunnel", "CONNECT node:443 HTTP/1.1\r\nHost: node:443\r\n\r\n", 501},
-        MalformedCase{"nul_in_target", std::string_view("GET /a\0b HTTP/1.1\r\nHost: a\r\n\r\n",
-                                                       sizeof("GET /a\0b HTTP/1.1\r\nHost: a\r\n\r\n") - 1),
+        MalformedCase{"nul_in_target",
+                      std::string_view("GET /a\0b HTTP/1.1\r\nHost: a\r\n\r\n",
+                                       sizeof("GET /a\0b HTTP/1.1\r\nHost: a\r\n\r\n") - 1),
                       400},
         MalformedCase{"bare_cr_in_request_line", "GET / HTTP/1.1\rHost: a\r\n\r\n", 400},
         MalformedCase{"space_before_colon", "GET / HTTP/1.1\r\nHost: a\r\nX-A : b\r\n\r\n", 400},
@@ -495,7 +551,8 @@ TEST(RequestParserTest, AfterAnErrorEveryCallFailsTheSameWay) {
 }
 
 TEST(RequestParserTest, RequestsBeforeAMalformedOneAreStillDelivered) {
-  Outcome out = ParseAll("GET /1 HTTP/1.1\r\nHost: a\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\nBAD\r\n\r\n");
+  Outcome out =
+      ParseAll("GET /1 HTTP/1.1\r\nHost: a\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\nBAD\r\n\r\n");
   EXPECT_EQ(out.requests.size(), 2u);
   EXPECT_EQ(out.error_status, 400);
 }
@@ -551,8 +608,8 @@ TEST(RequestParserTest, ExpectContinueWithOversizedBodyIs413NotContinue) {
 }
 
 TEST(RequestParserTest, ExpectContinueIsIgnoredForHttp10AndWhenTheBodyIsThere) {
-  Outcome http10 = ParseAll(
-      "POST /f HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\nx");
+  Outcome http10 =
+      ParseAll("POST /f HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\nx");
   ASSERT_EQ(http10.requests.size(), 1u);
   EXPECT_FALSE(http10.requests[0].expect_continue);
 
@@ -562,6 +619,15 @@ TEST(RequestParserTest, ExpectContinueIsIgnoredForHttp10AndWhenTheBodyIsThere) {
   ASSERT_NE(*r, nullptr);
   EXPECT_TRUE((*r)->expect_continue);
   EXPECT_FALSE(parser.WantsContinue());
+}
+
+TEST(RequestParserTest, ChunkedCodingIsAcceptedInAnyCaseAndLeadingEmptyLinesAreSkipped) {
+  Outcome out = ParseAll(
+      "\r\n\r\nPOST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: Chunked\r\n\r\n"
+      "1\r\nx\r\n0\r\n\r\n");
+  ASSERT_EQ(out.error_status, 0) << out.error_message;
+  ASSERT_EQ(out.requests.size(), 1u);
+  EXPECT_EQ(out.requests[0].body, "x");
 }
 
 TEST(RequestParserTest, HeadRequest) {
@@ -594,8 +660,8 @@ TEST(RequestParserTest, KeepAliveRulesForHttp10And11) {
 }
 
 TEST(RequestParserTest, NothingAfterARequestThatClosesTheConnectionIsParsed) {
-  for (std::string_view closing : {"GET /a HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
-                                   "GET /a HTTP/1.0\r\n\r\n"}) {
+  for (std::string_view closing :
+       {"GET /a HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n", "GET /a HTTP/1.0\r\n\r\n"}) {
     std::string input(closing);
     input += "GET /b HTTP/1.1\r\nHost: a\r\n\r\n" + std::string(100000, 'x');
     Outcome whole = ParseAll(input);
@@ -633,8 +699,8 @@ TEST(RequestParserTest, AbsoluteFormTargetAndOtherMethods) {
 
 TEST(RequestParserTest, ABufferReusedAcrossManyRequestsStaysSmall) {
   RequestParser parser;
-  const std::string request = "POST /f HTTP/1.1\r\nHost: n\r\nContent-Length: 100\r\n\r\n" +
-                              std::string(100, 'z');
+  const std::string request =
+      "POST /f HTTP/1.1\r\nHost: n\r\nContent-Length: 100\r\n\r\n" + std::string(100, 'z');
   for (int i = 0; i < 10000; ++i) {
     parser.Feed(request);
     auto r = parser.Next();
@@ -660,10 +726,18 @@ TEST(RequestParserTest, RandomCutsOfMutatedStreamsAgreeWithWholeBufferParsing) {
     for (int m = 0; m < mutations; ++m) {
       std::size_t at = std::uniform_int_distribution<std::size_t>(0, input.size() - 1)(rng);
       switch (std::uniform_int_distribution<int>(0, 3)(rng)) {
-        case 0: input[at] = char(std::uniform_int_distribution<int>(0, 255)(rng)); break;
-        case 1: input.erase(at, 1); break;
-        case 2: input.insert(at, 1, "\r\n:; 0aZ\t"[rng() % 10]); break;
-        case 3: input.insert(at, input.substr(at, rng() % 40)); break;
+        case 0:
+          input[at] = char(std::uniform_int_distribution<int>(0, 255)(rng));
+          break;
+        case 1:
+          input.erase(at, 1);
+          break;
+        case 2:
+          input.insert(at, 1, "\r\n:; 0aZ\t"[rng() % 10]);
+          break;
+        case 3:
+          input.insert(at, input.substr(at, rng() % 40));
+          break;
       }
     }
     std::vector<std::size_t> cuts;
@@ -676,7 +750,8 @@ TEST(RequestParserTest, RandomCutsOfMutatedStreamsAgreeWithWholeBufferParsing) {
     Outcome pieces = ParseWithCuts(input, cuts, o);
     ASSERT_EQ(whole.requests.size(), pieces.requests.size()) << "round " << round;
     ASSERT_TRUE(whole == pieces) << "round " << round << ": " << whole.error_message << " vs "
-                                 << pieces.error_message << "\ninput: " << testing::PrintToString(input)
+                                 << pieces.error_message
+                                 << "\ninput: " << testing::PrintToString(input)
                                  << "\ncuts: " << testing::PrintToString(cuts);
     (whole.error_status ? errors : clean)++;
   }

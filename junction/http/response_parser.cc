@@ -22,15 +22,21 @@ ResponseParser::~ResponseParser() = default;
 ResponseParser::ResponseParser(ResponseParser&&) noexcept = default;
 ResponseParser& ResponseParser::operator=(ResponseParser&&) noexcept = default;
 
-void ResponseParser::ExpectResponseTo(Method method) { pending_.push_back(method); }
+void ResponseParser::ExpectResponseTo(Method method) {
+  pending_.push_back(method);
+}
 
-void ResponseParser::Feed(std::string_view bytes) { core_->Append(bytes); }
+void ResponseParser::Feed(std::string_view bytes) {
+  core_->Append(bytes);
+}
 
 std::span<char> ResponseParser::WritableSpace(std::size_t min_bytes) {
   return core_->WritableSpace(min_bytes);
 }
 
-void ResponseParser::Commit(std::size_t n) { core_->Commit(n); }
+void ResponseParser::Commit(std::size_t n) {
+  core_->Commit(n);
+}
 
 Status<const Response*> ResponseParser::Deliver() {
   const detail::MessageParser& c = *core_;
@@ -58,9 +64,12 @@ Status<const Response*> ResponseParser::Deliver() {
 Status<const Response*> ResponseParser::Next() {
   core_->set_response_to_head(!pending_.empty() && pending_.front() == Method::kHead);
   switch (core_->Parse()) {
-    case detail::MessageParser::Step::kNeedMore: return nullptr;
-    case detail::MessageParser::Step::kMessage: return Deliver();
-    case detail::MessageParser::Step::kError: break;
+    case detail::MessageParser::Step::kNeedMore:
+      return nullptr;
+    case detail::MessageParser::Step::kMessage:
+      return Deliver();
+    case detail::MessageParser::Step::kError:
+      break;
   }
   return std::unexpected(core_->error());
 }
@@ -68,13 +77,18 @@ Status<const Response*> ResponseParser::Next() {
 Status<const Response*> ResponseParser::FinishAtEof() {
   core_->set_response_to_head(!pending_.empty() && pending_.front() == Method::kHead);
   switch (core_->FinishAtEof()) {
-    case detail::MessageParser::Step::kNeedMore: return nullptr;
-    case detail::MessageParser::Step::kMessage: return Deliver();
-    case detail::MessageParser::Step::kError: break;
+    case detail::MessageParser::Step::kNeedMore:
+      return nullptr;
+    case detail::MessageParser::Step::kMessage:
+      return Deliver();
+    case detail::MessageParser::Step::kError:
+      break;
   }
   return std::unexpected(core_->error());
 }
 
-std::size_t ResponseParser::buffered_bytes() const { return core_->buffered_bytes(); }
+std::size_t ResponseParser::buffered_bytes() const {
+  return core_->buffered_bytes();
+}
 
 }  // namespace junction::http

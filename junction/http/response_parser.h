@@ -1,5 +1,4 @@
-// response_parser.h — incremental HTTP/1.1 response parser (llhttp underneath), one per
-// client connection.
+// response_parser.h — incremental HTTP/1.1 response parser, one per client connection.
 //
 // The client tells the parser which request each response answers (ExpectResponseTo), in the
 // order the requests were sent, because the request decides the framing: a response to HEAD
@@ -13,11 +12,17 @@
 //   ResponseParser parser;
 //   parser.ExpectResponseTo(Method::kGet);
 //   conn.Write(request bytes);
-//   while (true) {
+//   for (;;) {
 //     Status<const Response*> r = parser.Next();
-//     if (!r) fail(r.error());
-//     if (*r && !(*r)->is_interim()) { use **r; break; }
-//     if (!*r) { n = conn.Read(parser.WritableSpace(4096)); if (n == 0) r = parser.FinishAtEof(); ... }
+//     if (!r) { close the connection; fail with r.error() }
+//     if (*r == nullptr) {                          // more bytes needed
+//       std::span<char> space = parser.WritableSpace(4096);
+//       ssize_t n = conn.Read(space);
+//       if (n == 0) r = parser.FinishAtEof();       // a body that ran until close
+//       else { parser.Commit(n); continue; }
+//       ...
+//     }
+//     if (!(*r)->is_interim()) { use **r; break; }  // else skip "100 Continue" and go on
 //   }
 //
 // Lifetimes, copies and memory are those of RequestParser (request_parser.h): every view in a
@@ -53,7 +58,7 @@ struct Response {
   int version_minor = 1;
   Headers headers;
   Headers trailers;
-  std::string_view body;  // decoded; empty for HEAD, 1xx, 204, 304
+  std::string_view body;   // decoded; empty for HEAD, 1xx, 204, 304
   bool keep_alive = true;  // the connection may carry another response after this one
   bool chunked = false;
 
@@ -81,8 +86,9 @@ class ResponseParser {
   // The next complete response (interim ones included), nullptr when more bytes are needed,
   // or an error that ends the connection.
   [[nodiscard]] Status<const Response*> Next();
-  // The server closed the connection: completes a response whose body runs until close.
-  // nullptr when no response was in progress; an error if one was cut short.
+  // The server closed the connection: like Next() at the end of the input, and it completes
+  // a response whose body runs until close. Call again until nullptr; an error if a response
+  // was cut short.
   [[nodiscard]] Status<const Response*> FinishAtEof();
 
   std::size_t buffered_bytes() const;

@@ -1,5 +1,6 @@
-// response_parser_test.cc — ResponseParser: Content-Length, chunked and read-until-close
-// bodies, HEAD/204/304/1xx no-body rules, pipelined responses at every split, errors.
+// response_parser_test.cc — ResponseParser framing, no-body rules, pipelining and errors.
+//
+// Content-Length, chunked and read-until-close bodies; HEAD/204/304/1xx; every split point.
 #include "junction/http/response_parser.h"
 
 #include <gtest/gtest.h>
@@ -82,7 +83,8 @@ Outcome Parse(std::string_view input, const std::vector<Method>& methods,
 }
 
 TEST(ResponseParserTest, ContentLengthResponse) {
-  Outcome out = Parse("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nX-A: b\r\n\r\nhello", {Method::kGet});
+  Outcome out =
+      Parse("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nX-A: b\r\n\r\nhello", {Method::kGet});
   ASSERT_FALSE(out.failed) << out.error;
   ASSERT_EQ(out.responses.size(), 1u);
   EXPECT_EQ(out.responses[0].status, 200);
@@ -149,8 +151,9 @@ TEST(ResponseParserTest, InterimContinueComesBeforeTheFinalResponse) {
   ResponseParser parser;
   parser.ExpectResponseTo(Method::kHead);
   parser.ExpectResponseTo(Method::kGet);
-  parser.Feed("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n"
-              "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc");
+  parser.Feed(
+      "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n"
+      "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc");
   auto interim = parser.Next();
   ASSERT_TRUE(interim.has_value());
   ASSERT_NE(*interim, nullptr);
@@ -213,7 +216,8 @@ TEST(ResponseParserTest, RandomCutsOfMutatedStreamsAgreeWithWholeBufferParsing) 
       "HTTP/1.1 100 Continue\r\n\r\n"
       "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfirst"
       "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n"
-      "HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n6;e\r\nsecond\r\n0\r\nT: 1\r\n\r\n"
+      "HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n6;e\r\nsecond\r\n0\r\nT: "
+      "1\r\n\r\n"
       "HTTP/1.1 200 OK\r\nServer: x\r\n\r\nuntil close";
   const std::vector<Method> methods = {Method::kPost, Method::kHead, Method::kGet, Method::kGet};
   std::mt19937 rng(42);
@@ -228,10 +232,18 @@ TEST(ResponseParserTest, RandomCutsOfMutatedStreamsAgreeWithWholeBufferParsing) 
     for (int m = 0; m < mutations; ++m) {
       std::size_t at = std::uniform_int_distribution<std::size_t>(0, input.size() - 1)(rng);
       switch (rng() % 4) {
-        case 0: input[at] = char(rng() % 256); break;
-        case 1: input.erase(at, 1); break;
-        case 2: input.insert(at, 1, "\r\n:; 0aZ\t"[rng() % 10]); break;
-        case 3: input.insert(at, input.substr(at, rng() % 40)); break;
+        case 0:
+          input[at] = char(rng() % 256);
+          break;
+        case 1:
+          input.erase(at, 1);
+          break;
+        case 2:
+          input.insert(at, 1, "\r\n:; 0aZ\t"[rng() % 10]);
+          break;
+        case 3:
+          input.insert(at, input.substr(at, rng() % 40));
+          break;
       }
     }
     std::vector<std::size_t> cuts;

@@ -2,50 +2,12 @@
 #include "junction/http/response_writer.h"
 
 #include <cassert>
-#include <charconv>
 
 #include "junction/http/http_date.h"
 #include "junction/http/status_codes.h"
+#include "junction/http/wire.h"
 
 namespace junction::http {
-namespace {
-
-void AppendDecimal(std::string& out, std::uint64_t v) {
-  char digits[20];
-  auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), v);
-  out.append(digits, end);
-}
-
-void AppendHex(std::string& out, std::uint64_t v) {
-  char digits[16];
-  auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), v, 16);
-  out.append(digits, end);
-}
-
-Status<void> CheckField(std::string_view name, std::string_view value) {
-  if (!IsToken(name)) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "header name \"" + std::string(name.substr(0, 64)) +
-                         "\" is not an HTTP token (RFC 9110 5.1); use letters, digits and "
-                         "!#$%&'*+-.^_`|~ only");
-  }
-  if (!IsValidFieldValue(value)) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "the value of header \"" + std::string(name) +
-                         "\" contains CR, LF or NUL, which would break the response framing; "
-                         "remove those bytes");
-  }
-  return {};
-}
-
-}  // namespace
-
-bool IsValidFieldValue(std::string_view s) {
-  for (char c : s) {
-    if (c == '\r' || c == '\n' || c == '\0') return false;
-  }
-  return true;
-}
 
 ResponseContext ContextFor(const Request& request) {
   return ResponseContext{.head = request.is_head(),
@@ -53,7 +15,9 @@ ResponseContext ContextFor(const Request& request) {
                          .http10 = request.version_major == 1 && request.version_minor == 0};
 }
 
-void ResponseWriter::AppendContinue(std::string& out) { out.append("HTTP/1.1 100 Continue\r\n\r\n"); }
+void ResponseWriter::AppendContinue(std::string& out) {
+  out.append("HTTP/1.1 100 Continue\r\n\r\n");
+}
 
 ResponseWriter::ResponseWriter(std::string& out, const ResponseContext& context)
     : out_(out), context_(context), close_(!context.keep_alive) {}
@@ -64,7 +28,7 @@ void ResponseWriter::Start(int status) {
   status_ = status;
   body_allowed_ = !context_.head && !StatusHasNoBody(status);
   out_.append("HTTP/1.1 ");
-  AppendDecimal(out_, static_cast<std::uint64_t>(status));
+  detail::AppendDecimal(out_, static_cast<std::uint64_t>(status));
   out_.push_back(' ');
   out_.append(ReasonPhrase(status));
   out_.append("\r\n");
@@ -73,26 +37,15 @@ void ResponseWriter::Start(int status) {
 
 Status<void> ResponseWriter::AddHeader(std::string_view name, std::string_view value) {
   assert(state_ == State::kHeaders && "AddHeader after the head ended or before Start");
-  if (EqualsIgnoreCase(name, "content-length") || EqualsIgnoreCase(name, "transfer-encoding") ||
-      EqualsIgnoreCase(name, "connection")) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "header \"" + std::string(name) +
-                         "\" is set by the ResponseWriter itself; use Finish/EndHeaders "
-                         "(Content-Length), BeginChunked (chunked) or SetClose (Connection)");
-  }
-  if (auto ok = CheckField(name, value); !ok) return ok;
-  out_.append(name);
-  out_.append(": ");
-  out_.append(value);
-  out_.append("\r\n");
+  if (auto ok = detail::CheckNotFraming(name, "ResponseWriter"); !ok) return ok;
+  if (auto ok = detail::CheckField(name, value); !ok) return ok;
+  detail::AppendField(out_, name, value);
   return {};
 }
 
 void ResponseWriter::AddDate(std::time_t now) {
   assert(state_ == State::kHeaders);
-  out_.append("Date: ");
-  out_.append(CachedHttpDate(now));
-  out_.append("\r\n");
+  detail::AppendField(out_, "Date", CachedHttpDate(now));
 }
 
 void ResponseWriter::EndHead() {
@@ -109,7 +62,7 @@ void ResponseWriter::EndHeaders(std::uint64_t content_length) {
   // RFC 9110 8.6: no Content-Length in 1xx or 204; 304 may omit it, and does here.
   if (!StatusHasNoBody(status_)) {
     out_.append("Content-Length: ");
-    AppendDecimal(out_, content_length);
+    detail::AppendDecimal(out_, content_length);
     out_.append("\r\n");
   }
   EndHead();
@@ -140,12 +93,9 @@ void ResponseWriter::BeginChunked() {
 
 void ResponseWriter::WriteChunk(std::string_view data) {
   assert(state_ == State::kChunked && "WriteChunk outside BeginChunked/EndChunked");
-  if (data.empty() || !body_allowed_) return;
+  if (!body_allowed_) return;
   if (chunked_) {
-    AppendHex(out_, data.size());
-    out_.append("\r\n");
-    out_.append(data);
-    out_.append("\r\n");
+    detail::AppendChunk(out_, data);
   } else {
     out_.append(data);
   }
@@ -154,18 +104,9 @@ void ResponseWriter::WriteChunk(std::string_view data) {
 Status<void> ResponseWriter::EndChunked(std::span<const Header> trailers) {
   assert(state_ == State::kChunked && "EndChunked without BeginChunked");
   for (const Header& t : trailers) {
-    if (auto ok = CheckField(t.name, t.value); !ok) return ok;
+    if (auto ok = detail::CheckField(t.name, t.value); !ok) return ok;
   }
-  if (chunked_ && body_allowed_) {
-    out_.append("0\r\n");
-    for (const Header& t : trailers) {
-      out_.append(t.name);
-      out_.append(": ");
-      out_.append(t.value);
-      out_.append("\r\n");
-    }
-    out_.append("\r\n");
-  }
+  if (chunked_ && body_allowed_) detail::AppendLastChunk(out_, trailers);
   state_ = State::kDone;
   return {};
 }

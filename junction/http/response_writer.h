@@ -40,9 +40,9 @@ namespace junction::http {
 
 // What a response depends on from the request it answers.
 struct ResponseContext {
-  bool head = false;        // the request was HEAD: write headers only
-  bool keep_alive = true;   // the request allows another request on the connection
-  bool http10 = false;      // the client speaks HTTP/1.0: no chunked, explicit keep-alive
+  bool head = false;       // the request was HEAD: write headers only
+  bool keep_alive = true;  // the request allows another request on the connection
+  bool http10 = false;     // the client speaks HTTP/1.0: no chunked, explicit keep-alive
 };
 
 ResponseContext ContextFor(const Request& request);
@@ -102,8 +102,5 @@ class ResponseWriter {
   bool body_allowed_ = true;
   bool chunked_ = false;  // false while streaming to an HTTP/1.0 client: raw bytes until close
 };
-
-// False when a field value holds CR, LF or NUL (RFC 9110 section 5.5).
-bool IsValidFieldValue(std::string_view s);
 
 }  // namespace junction::http

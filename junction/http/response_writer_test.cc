@@ -1,5 +1,4 @@
-// response_writer_test.cc — exact bytes of serialized responses, framing rules, header
-// validation, buffer reuse, and round trips through ResponseParser.
+// response_writer_test.cc — ResponseWriter bytes, framing rules, validation, buffer reuse.
 #include "junction/http/response_writer.h"
 
 #include <gtest/gtest.h>
@@ -75,7 +74,8 @@ TEST(ResponseWriterTest, ChunkedStreamWithTrailers) {
   ASSERT_TRUE(w.EndChunked(trailers).has_value());
   EXPECT_EQ(out,
             "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
-            "6\r\nhello \r\n1a\r\n" + std::string(26, 'z') + "\r\n0\r\nX-Sum: 7\r\n\r\n");
+            "6\r\nhello \r\n1a\r\n" +
+                std::string(26, 'z') + "\r\n0\r\nX-Sum: 7\r\n\r\n");
   EXPECT_TRUE(w.keep_alive());
 
   ResponseParser parser;
@@ -207,7 +207,8 @@ TEST(ResponseWriterTest, DateIsImfFixdate) {
   w.Start(200);
   w.AddDate(784111777);
   w.Finish("");
-  EXPECT_EQ(out, "HTTP/1.1 200 OK\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\nContent-Length: 0\r\n\r\n");
+  EXPECT_EQ(out,
+            "HTTP/1.1 200 OK\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\nContent-Length: 0\r\n\r\n");
 }
 
 }  // namespace

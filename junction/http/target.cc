@@ -12,7 +12,8 @@ Target SplitTarget(std::string_view target) {
     std::size_t scheme_end = target.find("://");
     if (scheme_end != std::string_view::npos) {
       std::size_t path_start = target.find_first_of("/?", scheme_end + 3);
-      target = path_start == std::string_view::npos ? std::string_view() : target.substr(path_start);
+      target =
+          path_start == std::string_view::npos ? std::string_view() : target.substr(path_start);
     }
   }
   Target out;
