@@ -85,6 +85,73 @@ Status<void> ParseRuntime(const toml::table& t, junction::sched::RuntimeConfig* 
   return {};
 }
 
+Status<std::string> String(const toml::node& n, std::string_view key) {
+  if (!n.is_string()) return Bad(fmt::format("{}: expected a string, got {}", key, TypeName(n)));
+  return std::string(*n.value<std::string_view>());
+}
+
+Status<void> ParseNet(const toml::table& t, NetConfig* nc) {
+  for (const auto& [k, node] : t) {
+    const std::string key = "net." + std::string(k.str());
+    if (k == "backend") {
+      auto v = String(node, key);
+      if (!v) return std::unexpected(v.error());
+      if (*v != "kernel" && *v != "dpdk") {
+        return Bad(fmt::format("{}: \"{}\" is not a backend; use \"kernel\" or \"dpdk\"", key, *v));
+      }
+      nc->backend = *v;
+    } else if (k == "listen") {
+      auto v = String(node, key);
+      if (!v) return std::unexpected(v.error());
+      const auto colon = v->rfind(':');
+      if (colon == std::string::npos || colon + 1 == v->size()) {
+        return Bad(fmt::format("{}: \"{}\" is not ADDRESS:PORT, e.g. \"127.0.0.1:8080\"", key, *v));
+      }
+      nc->listen = *v;
+    } else {
+      return Bad(fmt::format("{}: unknown key (known in [net]: backend, listen)", key));
+    }
+  }
+  return {};
+}
+
+Status<void> ParseHttp(const toml::table& t, HttpConfig* hc) {
+  for (const auto& [k, node] : t) {
+    const std::string key = "http." + std::string(k.str());
+    auto ms = [&](std::chrono::milliseconds* out) -> Status<void> {
+      auto v = Integer(node, key, 1, 3'600'000);
+      if (!v) return std::unexpected(v.error());
+      *out = std::chrono::milliseconds(*v);
+      return {};
+    };
+    Status<void> r;
+    if (k == "max_header_bytes") {
+      auto v = Integer(node, key, 1024, 1 << 20);
+      if (!v) return std::unexpected(v.error());
+      hc->max_header_bytes = static_cast<std::size_t>(*v);
+    } else if (k == "max_header_count") {
+      auto v = Integer(node, key, 8, 10'000);
+      if (!v) return std::unexpected(v.error());
+      hc->max_header_count = static_cast<std::size_t>(*v);
+    } else if (k == "max_body_bytes") {
+      auto v = Integer(node, key, 0, std::int64_t{1} << 32);
+      if (!v) return std::unexpected(v.error());
+      hc->max_body_bytes = static_cast<std::size_t>(*v);
+    } else if (k == "read_timeout_ms") {
+      r = ms(&hc->read_timeout);
+    } else if (k == "write_timeout_ms") {
+      r = ms(&hc->write_timeout);
+    } else if (k == "idle_timeout_ms") {
+      r = ms(&hc->idle_timeout);
+    } else {
+      return Bad(fmt::format("{}: unknown key (known in [http]: max_header_bytes, max_header_count, "
+                             "max_body_bytes, read_timeout_ms, write_timeout_ms, idle_timeout_ms)", key));
+    }
+    if (!r) return r;
+  }
+  return {};
+}
+
 }  // namespace
 
 NodeConfig DefaultNodeConfig() {
@@ -109,8 +176,13 @@ Status<NodeConfig> ParseNodeConfig(std::string_view toml_text, std::string_view 
       const toml::table* t = node.as_table();
       if (t == nullptr) return Bad(fmt::format("runtime: expected a table ([runtime]), got {}", TypeName(node)));
       if (auto s = ParseRuntime(*t, &config.runtime); !s) return std::unexpected(s.error());
+    } else if (k == "net" || k == "http") {
+      const toml::table* t = node.as_table();
+      if (t == nullptr) return Bad(fmt::format("{}: expected a table ([{}]), got {}", k.str(), k.str(), TypeName(node)));
+      auto s = k == "net" ? ParseNet(*t, &config.net) : ParseHttp(*t, &config.http);
+      if (!s) return std::unexpected(s.error());
     } else {
-      return Bad(fmt::format("{}: unknown section or key (known: [runtime])", k.str()));
+      return Bad(fmt::format("{}: unknown section or key (known: [runtime], [net], [http])", k.str()));
     }
   }
   if (auto v = junction::sched::ValidateRuntimeConfig(config.runtime); !v) return std::unexpected(v.error());

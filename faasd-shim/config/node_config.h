@@ -7,18 +7,43 @@
 //   [runtime]
 //   cores = [0, 1]          # CPUs to pin one worker each to (default: every usable CPU)
 //   stack_size_kib = 64     # per uthread, committed lazily; minimum 16
+//   [net]
+//   backend = "kernel"      # or "dpdk"
+//   listen = "127.0.0.1:8080"
+//   [http]
+//   max_body_bytes = 8388608
+//   read_timeout_ms = 30000
 #pragma once
 
 #include <string>
 #include <string_view>
+
+#include <chrono>
+#include <cstdint>
 
 #include "junction/base/error.h"
 #include "junction/sched/runtime_config.h"
 
 namespace faasnode {
 
+struct NetConfig {
+  std::string backend = "kernel";    // "kernel" (unprivileged) or "dpdk"
+  std::string listen = "127.0.0.1:8080";
+};
+
+struct HttpConfig {
+  std::size_t max_header_bytes = 16 * 1024;
+  std::size_t max_header_count = 100;
+  std::size_t max_body_bytes = 8 * 1024 * 1024;
+  std::chrono::milliseconds read_timeout{30'000};
+  std::chrono::milliseconds write_timeout{30'000};
+  std::chrono::milliseconds idle_timeout{60'000};
+};
+
 struct NodeConfig {
   junction::sched::RuntimeConfig runtime;
+  NetConfig net;
+  HttpConfig http;
   std::string source = "embedded defaults";  // where it came from, for logs
 };
 

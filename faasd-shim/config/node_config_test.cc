@@ -39,6 +39,18 @@ TEST(NodeConfig, ErrorsNameTheKeyAndTheProblem) {
   }
 }
 
+TEST(NodeConfig, NetAndHttpSections) {
+  auto c = ParseNodeConfig("[net]\nbackend = \"kernel\"\nlisten = \"127.0.0.1:9090\"\n"
+                           "[http]\nmax_body_bytes = 1024\nread_timeout_ms = 500\n", "t");
+  ASSERT_TRUE(c.has_value()) << c.error().message();
+  EXPECT_EQ(c->net.listen, "127.0.0.1:9090");
+  EXPECT_EQ(c->http.max_body_bytes, 1024u);
+  EXPECT_EQ(c->http.read_timeout, std::chrono::milliseconds(500));
+  EXPECT_NE(ErrorOf("[net]\nbackend = \"rdma\"\n").find("net.backend: \"rdma\" is not a backend"), std::string::npos);
+  EXPECT_NE(ErrorOf("[net]\nlisten = \"8080\"\n").find("net.listen"), std::string::npos);
+  EXPECT_NE(ErrorOf("[http]\ntimeout = 3\n").find("http.timeout: unknown key"), std::string::npos);
+}
+
 TEST(NodeConfig, MissingFileIsAClearError) {
   auto c = LoadNodeConfig("/nonexistent/dev.toml");
   ASSERT_FALSE(c.has_value());
