@@ -1,0 +1,75 @@
+// io_waiter.h — one direction's readiness of a kernel socket: an epoch the poller bumps and
+// the one uthread parked on it.
+//
+// The poller (a core's idle context) calls Notify() on every readiness edge; a uthread that got
+// EAGAIN waits for the epoch to move past the value it read *before* its failed system call,
+// so an edge that lands between the call and the wait is never lost:
+//
+//   for (;;) {
+//     std::uint64_t seen = rd.epoch();
+//     ssize_t n = recv(fd, ...);
+//     if (n >= 0 || errno != EAGAIN) return ...;
+//     if (auto w = rd.Wait(seen, deadline); w != IoWaiter::kReady) return ...;
+//   }
+//
+// At most one uthread waits at a time (kBusy for a second). Notify is called by one thread at
+// a time (the poller of the core the socket is registered on), from any core or kthread. No
+// allocation, no locks: the waiter records itself in an atomic, re-checks the epoch, and parks with
+// ParkUntil in a loop (spurious wake-ups are re-checked).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "junction/sched/sched.h"
+
+namespace junction::net {
+
+class IoWaiter {
+ public:
+  enum Result { kReady, kTimedOut, kBusy };
+
+  std::uint64_t epoch() const { return epoch_.load(std::memory_order_seq_cst); }
+
+  // From a uthread: parks until epoch() != seen or the deadline. Never returns kReady
+  // without the epoch having moved.
+  Result Wait(std::uint64_t seen, sched::Deadline deadline) {
+    sched::ThreadRef self = sched::Self();
+    sched::ThreadRef expected = nullptr;
+    if (!waiter_.compare_exchange_strong(expected, self, std::memory_order_seq_cst)) {
+      return kBusy;
+    }
+    Result r = kReady;
+    while (epoch_.load(std::memory_order_seq_cst) == seen) {
+      if (!sched::ParkUntil(deadline)) {
+        if (epoch_.load(std::memory_order_seq_cst) == seen) r = kTimedOut;
+        break;
+      }
+    }
+    if (waiter_.exchange(nullptr, std::memory_order_seq_cst) != self) {
+      // A Notify took us out of waiter_ and may still be inside Unpark(self). Our thread
+      // block must stay valid until it is done: wait for it (a few hundred ns) before we
+      // return and possibly exit. The permit it leaves is a spurious wake-up for a later
+      // Park, which every caller of Park tolerates.
+      while (waking_.load(std::memory_order_acquire)) sched::Yield();
+    }
+    return r;
+  }
+
+  // One notifier at a time (see above): a readiness edge. Wakes the waiter, if any.
+  void Notify() {
+    epoch_.fetch_add(1, std::memory_order_seq_cst);
+    if (waiter_.load(std::memory_order_seq_cst) == nullptr) return;
+    waking_.store(true, std::memory_order_seq_cst);
+    sched::ThreadRef t = waiter_.exchange(nullptr, std::memory_order_seq_cst);
+    if (t != nullptr) sched::Unpark(t);
+    waking_.store(false, std::memory_order_release);
+  }
+
+ private:
+  std::atomic<std::uint64_t> epoch_{0};
+  std::atomic<sched::ThreadRef> waiter_{nullptr};
+  std::atomic<bool> waking_{false};  // a Notify is between taking waiter_ and leaving Unpark
+};
+
+}  // namespace junction::net

@@ -1,0 +1,91 @@
+// stack.h — one network stack interface, several backends, chosen by name at start-up.
+//
+// A Stack makes sockets (socket.h). Backends: "kernel" (Linux sockets, epoll per runtime
+// core, SO_REUSEPORT listeners; unprivileged), "loopback" (in memory, for unit tests: no
+// kernel sockets at all), and "dpdk" (not built yet: CreateStack says so with kUnavailable).
+//
+//   auto stack = CreateStack("kernel");              // from a uthread inside Runtime::Run
+//   if (!stack) { print stack.error().message(); return; }
+//   auto listener = (*stack)->Listen(*Endpoint::Parse("127.0.0.1:8080"));
+//   while (auto conn = listener->Accept()) Spawn([c = std::move(*conn)]() mutable { ... });
+//
+// Lifetime: create a stack from a uthread while a Runtime runs (it sets up per-core state on
+// every core of that runtime), destroy it from a uthread of the same runtime after every
+// socket it made is closed, before Run returns. Listen/Connect/BindUdp may be called from
+// any uthread on any core, concurrently.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "junction/base/error.h"
+#include "junction/net/counters.h"
+#include "junction/net/endpoint.h"
+#include "junction/net/socket.h"
+
+namespace junction::net {
+
+struct StackOptions {
+  // kernel: the least time between two non-blocking epoll_wait calls of a busy core's poll
+  // hook. A blocked (idle) core is woken by the kernel at once whatever this says.
+  std::uint32_t kernel_poll_interval_us = 2;
+  // loopback: bytes each direction of a connection buffers before Write parks.
+  std::size_t loopback_pipe_bytes = 256 * 1024;
+  // loopback: bytes of datagrams a UDP socket queues before further ones are dropped.
+  std::size_t loopback_udp_queue_bytes = 256 * 1024;
+};
+
+struct ListenOptions {
+  // Connections the stack queues for Accept (per core on the kernel backend).
+  int backlog = 4096;
+};
+
+class Stack {
+ public:
+  virtual ~Stack() = default;
+
+  virtual std::string_view name() const = 0;
+
+  // Listens on `local` (port 0: the stack picks a free port; see local_endpoint()).
+  // Errors: address in use (kAlreadyExists, EADDRINUSE), kInvalidArgument, OS errors.
+  Status<TcpListener> Listen(Endpoint local, const ListenOptions& options = {});
+  // Connects to `remote`, parking until connected. Errors: refused (kIo, ECONNREFUSED),
+  // kTimedOut, kInvalidArgument (port 0), OS errors.
+  Status<TcpConn> Connect(Endpoint remote, Deadline deadline = Deadline::max());
+  // A UDP socket bound to `local` (port 0: any free port). Errors: address in use, OS errors.
+  Status<UdpSocket> BindUdp(Endpoint local);
+
+  // Counters per core of the runtime the stack was created in, and their sum. Any thread.
+  const NetCounterSet& counters() const { return counters_; }
+
+ protected:
+  explicit Stack(int num_cores) : counters_(num_cores) {}
+  NetCounterSet* mutable_counters() { return &counters_; }
+
+  virtual Status<TcpListener> DoListen(Endpoint local, const ListenOptions& options) = 0;
+  virtual Status<TcpConn> DoConnect(Endpoint remote, Deadline deadline) = 0;
+  virtual Status<UdpSocket> DoBindUdp(Endpoint local) = 0;
+
+ private:
+  NetCounterSet counters_;
+};
+
+using StackFactory = std::function<Status<std::unique_ptr<Stack>>(const StackOptions&)>;
+
+// Makes the stack registered under `name`: "kernel" and "loopback" are built in; "dpdk"
+// gives kUnavailable until a dpdk backend registers itself. Call from a uthread.
+// Errors: kNotFound (unknown name; the message lists the known ones), kUnavailable, and the
+// backend's own start-up errors.
+Status<std::unique_ptr<Stack>> CreateStack(std::string_view name, const StackOptions& options = {});
+
+// Adds a backend (e.g. the dpdk one, from its library's start-up code). Any thread.
+// Errors: kAlreadyExists when the name is taken.
+Status<void> RegisterStack(std::string name, StackFactory factory);
+
+// The names CreateStack accepts, sorted.
+std::vector<std::string> StackNames();
+
+}  // namespace junction::net
