@@ -152,12 +152,87 @@ Status<void> ParseHttp(const toml::table& t, HttpConfig* hc) {
   return {};
 }
 
+const char* const kSampleFunctions[] = {"echo", "hello", "json-stats", "sha256", "sleep", "cpu-burn"};
+
+Status<void> ParseFunction(const std::string& name, const toml::table& t, FunctionConfig* fc) {
+  fc->name = name;
+  fc->artifact = name;
+  for (const auto& [k, node] : t) {
+    const std::string key = "functions." + name + "." + std::string(k.str());
+    if (k == "kind") {
+      auto v = String(node, key);
+      if (!v) return std::unexpected(v.error());
+      if (*v == "exec") {
+        return Bad(fmt::format("{}: exec functions (fprocess) are not built yet; only \"native\" "
+                               "functions run on this node today", key));
+      }
+      if (*v != "native") return Bad(fmt::format("{}: \"{}\" is not a kind; use \"native\"", key, *v));
+    } else if (k == "artifact") {
+      auto v = String(node, key);
+      if (!v) return std::unexpected(v.error());
+      fc->artifact = *v;
+    } else if (k == "replicas") {
+      auto v = Integer(node, key, 1, 1024);
+      if (!v) return std::unexpected(v.error());
+      fc->replicas = static_cast<int>(*v);
+    } else if (k == "max_inflight") {
+      auto v = Integer(node, key, 0, 1'000'000);
+      if (!v) return std::unexpected(v.error());
+      fc->max_inflight = static_cast<int>(*v);
+    } else if (k == "idle_timeout_ms") {
+      auto v = Integer(node, key, 0, 86'400'000);
+      if (!v) return std::unexpected(v.error());
+      fc->idle_timeout = std::chrono::milliseconds(*v);
+    } else if (k == "env") {
+      const toml::table* env = node.as_table();
+      if (env == nullptr) return Bad(fmt::format("{}: expected a table such as {{ KEY = \"value\" }}, got {}", key, TypeName(node)));
+      for (const auto& [ek, ev] : *env) {
+        auto v = String(ev, key + "." + std::string(ek.str()));
+        if (!v) return std::unexpected(v.error());
+        fc->env.emplace_back(std::string(ek.str()), *v);
+      }
+    } else {
+      return Bad(fmt::format("{}: unknown key (known: kind, artifact, replicas, max_inflight, "
+                             "idle_timeout_ms, env)", key));
+    }
+  }
+  return {};
+}
+
+Status<void> ParseFunctions(const toml::table& t, FunctionsConfig* fc) {
+  bool declared = false;
+  for (const auto& [k, node] : t) {
+    const std::string key = "functions." + std::string(k.str());
+    if (k == "store") {
+      auto v = String(node, key);
+      if (!v) return std::unexpected(v.error());
+      fc->store_dir = *v;
+    } else if (const toml::table* ft = node.as_table()) {
+      if (!declared) fc->functions.clear();  // a declared set replaces the defaults
+      declared = true;
+      FunctionConfig f;
+      if (auto s = ParseFunction(std::string(k.str()), *ft, &f); !s) return s;
+      fc->functions.push_back(std::move(f));
+    } else {
+      return Bad(fmt::format("{}: expected \"store\" or a [functions.NAME] table, got {}", key, TypeName(node)));
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 NodeConfig DefaultNodeConfig() {
   NodeConfig c;
   c.runtime.cores = junction::sched::AllowedCpus();
   if (c.runtime.cores.empty()) c.runtime.cores = {0};
+  c.functions.store_dir = FAASNODE_DEFAULT_FUNCTIONS_DIR;
+  for (const char* name : kSampleFunctions) {
+    FunctionConfig f;
+    f.name = name;
+    f.artifact = name;
+    c.functions.functions.push_back(std::move(f));
+  }
   return c;
 }
 
@@ -176,13 +251,17 @@ Status<NodeConfig> ParseNodeConfig(std::string_view toml_text, std::string_view 
       const toml::table* t = node.as_table();
       if (t == nullptr) return Bad(fmt::format("runtime: expected a table ([runtime]), got {}", TypeName(node)));
       if (auto s = ParseRuntime(*t, &config.runtime); !s) return std::unexpected(s.error());
+    } else if (k == "functions") {
+      const toml::table* t = node.as_table();
+      if (t == nullptr) return Bad(fmt::format("functions: expected a table ([functions]), got {}", TypeName(node)));
+      if (auto s = ParseFunctions(*t, &config.functions); !s) return std::unexpected(s.error());
     } else if (k == "net" || k == "http") {
       const toml::table* t = node.as_table();
       if (t == nullptr) return Bad(fmt::format("{}: expected a table ([{}]), got {}", k.str(), k.str(), TypeName(node)));
       auto s = k == "net" ? ParseNet(*t, &config.net) : ParseHttp(*t, &config.http);
       if (!s) return std::unexpected(s.error());
     } else {
-      return Bad(fmt::format("{}: unknown section or key (known: [runtime], [net], [http])", k.str()));
+      return Bad(fmt::format("{}: unknown section or key (known: [runtime], [net], [http], [functions])", k.str()));
     }
   }
   if (auto v = junction::sched::ValidateRuntimeConfig(config.runtime); !v) return std::unexpected(v.error());

@@ -13,10 +13,19 @@
 //   [http]
 //   max_body_bytes = 8388608
 //   read_timeout_ms = 30000
+//   [functions]
+//   store = "build/functions"   # where NAME.so files are
+//   [functions.echo]            # a [functions.NAME] table replaces the default set
+//   replicas = 2
+//   max_inflight = 64
+//   idle_timeout_ms = 300000    # scale to zero
+//   env = { GREETING = "hi" }
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <chrono>
 #include <cstdint>
@@ -40,14 +49,32 @@ struct HttpConfig {
   std::chrono::milliseconds idle_timeout{60'000};
 };
 
+// One function the node serves at /function/NAME.
+struct FunctionConfig {
+  std::string name;
+  std::string artifact;  // NAME.so in the function store; default: the name
+  int replicas = 1;      // instances at most
+  int max_inflight = 0;  // requests per instance at once; 0: unlimited
+  std::chrono::milliseconds idle_timeout{0};  // scale to zero after this idle; 0: never
+  std::vector<std::pair<std::string, std::string>> env;
+};
+
+struct FunctionsConfig {
+  std::string store_dir;  // the directory of NAME.so files; default: the build's functions/
+  std::vector<FunctionConfig> functions;  // default: every sample native function
+};
+
 struct NodeConfig {
   junction::sched::RuntimeConfig runtime;
   NetConfig net;
   HttpConfig http;
+  FunctionsConfig functions;
   std::string source = "embedded defaults";  // where it came from, for logs
 };
 
-// The embedded defaults: every usable CPU, 64 KiB stacks.
+// The embedded defaults: every usable CPU, 64 KiB stacks, the kernel backend on
+// 127.0.0.1:8080, and every sample native function (echo, hello, json-stats, sha256, sleep,
+// cpu-burn) from the build's function store.
 NodeConfig DefaultNodeConfig();
 
 // Parses TOML text over the defaults and validates the result. `origin` names the text in

@@ -51,6 +51,28 @@ TEST(NodeConfig, NetAndHttpSections) {
   EXPECT_NE(ErrorOf("[http]\ntimeout = 3\n").find("http.timeout: unknown key"), std::string::npos);
 }
 
+TEST(NodeConfig, FunctionsDefaultToTheSamplesAndADeclaredSetReplacesThem) {
+  auto d = ParseNodeConfig("", "t");
+  ASSERT_TRUE(d.has_value());
+  ASSERT_EQ(d->functions.functions.size(), 6u);
+  EXPECT_EQ(d->functions.functions[0].name, "echo");
+  auto c = ParseNodeConfig("[functions]\nstore = \"/srv/fn\"\n[functions.greet]\nartifact = \"hello\"\n"
+                           "replicas = 2\nmax_inflight = 8\nidle_timeout_ms = 1000\nenv = { A = \"b\" }\n", "t");
+  ASSERT_TRUE(c.has_value()) << c.error().message();
+  EXPECT_EQ(c->functions.store_dir, "/srv/fn");
+  ASSERT_EQ(c->functions.functions.size(), 1u);
+  const FunctionConfig& f = c->functions.functions[0];
+  EXPECT_EQ(f.name, "greet");
+  EXPECT_EQ(f.artifact, "hello");
+  EXPECT_EQ(f.replicas, 2);
+  EXPECT_EQ(f.max_inflight, 8);
+  EXPECT_EQ(f.idle_timeout, std::chrono::milliseconds(1000));
+  ASSERT_EQ(f.env.size(), 1u);
+  EXPECT_NE(ErrorOf("[functions.cat]\nkind = \"exec\"\n").find("not built yet"), std::string::npos);
+  EXPECT_NE(ErrorOf("[functions.x]\nreplicas = 0\n").find("functions.x.replicas"), std::string::npos);
+  EXPECT_NE(ErrorOf("[functions.x]\nfprocess = \"cat\"\n").find("functions.x.fprocess: unknown key"), std::string::npos);
+}
+
 TEST(NodeConfig, MissingFileIsAClearError) {
   auto c = LoadNodeConfig("/nonexistent/dev.toml");
   ASSERT_FALSE(c.has_value());

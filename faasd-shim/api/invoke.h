@@ -1,0 +1,20 @@
+// invoke.h — ANY /function/NAME[.NAMESPACE][/path][?query]: run a deployed function.
+//
+// The function sees the path after /function/NAME and the raw query. Its cycles are billed
+// to a fresh account (the call id) while it runs. Replies: the function's own status, headers
+// and body, plus X-Call-Id, X-Start-Time (unix ns), X-Duration-Seconds, and
+// X-Cold-Start-Seconds when this call started the instance; 404 for an unknown function or
+// namespace, 429 past the in-flight limit, 500 when the function fails or cannot start.
+#pragma once
+
+#include "faasd-shim/api/route.h"
+#include "faasd-shim/instances/instance_manager.h"
+
+namespace faasnode::api {
+
+inline constexpr std::string_view kDefaultNamespace = "openfaas-fn";
+
+// `manager` must outlive the handler.
+RouteHandler MakeInvokeHandler(const instances::InstanceManager* manager);
+
+}  // namespace faasnode::api

@@ -1,0 +1,134 @@
+// function_pool.cc — picking, cold-starting and reaping the instances of one function.
+#include "faasd-shim/instances/function_pool.h"
+
+#include <fmt/format.h>
+
+#include <mutex>
+
+namespace faasnode::instances {
+
+using junction::sched::Clock;
+
+namespace {
+std::int64_t NowNs() { return junction::sched::MonoNs(); }
+}  // namespace
+
+FunctionPool::FunctionPool(std::string name, std::shared_ptr<const store::NativeFunction> fn,
+                           PoolOptions options)
+    : name_(std::move(name)), fn_(std::move(fn)), options_(std::move(options)) {}
+
+FunctionPool::~FunctionPool() = default;
+
+InvokeOutcome FunctionPool::Invoke(const store::Request& request, store::Response& response) {
+  InvokeOutcome out;
+  Slot* slot = nullptr;
+  bool cold = false;
+  {
+    std::unique_lock<junction::sched::Mutex> lock(mu_);
+    while (true) {
+      Slot* best = nullptr;
+      int best_n = 0;
+      for (auto& s : slots_) {
+        const int n = s->inflight.load(std::memory_order_relaxed);
+        if (options_.max_inflight > 0 && n >= options_.max_inflight) continue;
+        if (best == nullptr || n < best_n) {
+          best = s.get();
+          best_n = n;
+        }
+      }
+      if (best != nullptr) {
+        slot = best;
+        break;
+      }
+      const int total = static_cast<int>(slots_.size()) + starting_;
+      if (total < options_.replicas) {
+        cold = true;
+        ++starting_;
+        break;
+      }
+      if (starting_ > 0) {  // an instance is starting: wait for it rather than refuse
+        started_.Wait(lock);
+        continue;
+      }
+      rejected_.fetch_add(1, std::memory_order_relaxed);
+      out.kind = InvokeOutcome::Kind::kOverloaded;
+      out.error = fmt::format("function {}: all {} instance(s) have {} request(s) in flight, their "
+                              "limit; retry later, or raise max_inflight or replicas",
+                              name_, slots_.size(), options_.max_inflight);
+      return out;
+    }
+    if (slot != nullptr) {
+      slot->inflight.fetch_add(1, std::memory_order_relaxed);
+      slot->users.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  if (cold) {
+    const auto t0 = Clock::now();
+    auto inst = store::Instance::Create(fn_, options_.env, options_.instance);
+    out.cold_start_time = Clock::now() - t0;
+    std::unique_lock<junction::sched::Mutex> lock(mu_);
+    --starting_;
+    started_.NotifyAll();
+    if (!inst) {
+      out.kind = InvokeOutcome::Kind::kColdStartFailed;
+      out.error = fmt::format("function {} failed to start: {}", name_, inst.error().message());
+      return out;
+    }
+    auto s = std::make_unique<Slot>();
+    s->instance = std::make_unique<store::Instance>(std::move(*inst));
+    s->inflight.store(1, std::memory_order_relaxed);
+    s->users.store(1, std::memory_order_relaxed);
+    slot = s.get();
+    slots_.push_back(std::move(s));
+    out.cold_start = true;
+    cold_starts_.fetch_add(1, std::memory_order_relaxed);
+    cold_ns_.fetch_add(static_cast<std::uint64_t>(out.cold_start_time.count()), std::memory_order_relaxed);
+  }
+  auto st = slot->instance->Invoke(request, response);
+  slot->last_used_ns.store(NowNs(), std::memory_order_relaxed);
+  slot->inflight.fetch_sub(1, std::memory_order_relaxed);
+  slot->users.fetch_sub(1, std::memory_order_release);  // last touch of the slot
+  if (!st) {
+    out.kind = InvokeOutcome::Kind::kFunctionFailed;
+    out.error = st.error().message();
+  }
+  return out;
+}
+
+int FunctionPool::ReapIdle(Clock::time_point now) {
+  if (options_.idle_timeout.count() <= 0) return 0;
+  const std::int64_t now_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
+  const std::int64_t idle_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(options_.idle_timeout).count();
+  std::vector<std::unique_ptr<Slot>> gone;
+  {
+    std::lock_guard<junction::sched::Mutex> lock(mu_);
+    for (auto it = slots_.begin(); it != slots_.end();) {
+      Slot& s = **it;
+      if (s.users.load(std::memory_order_acquire) == 0 && s.inflight.load(std::memory_order_relaxed) == 0 &&
+          now_ns - s.last_used_ns.load(std::memory_order_relaxed) > idle_ns) {
+        gone.push_back(std::move(*it));
+        it = slots_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  reaped_.fetch_add(gone.size(), std::memory_order_relaxed);
+  return static_cast<int>(gone.size());  // fini runs here, outside the lock
+}
+
+PoolStats FunctionPool::stats() {
+  PoolStats p;
+  {
+    std::lock_guard<junction::sched::Mutex> lock(mu_);
+    p.instances = static_cast<int>(slots_.size());
+  }
+  p.cold_starts = cold_starts_.load(std::memory_order_relaxed);
+  p.cold_start_ns_total = cold_ns_.load(std::memory_order_relaxed);
+  p.rejected_429 = rejected_.load(std::memory_order_relaxed);
+  p.scaled_down = reaped_.load(std::memory_order_relaxed);
+  return p;
+}
+
+}  // namespace faasnode::instances

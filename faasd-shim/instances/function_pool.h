@@ -1,0 +1,91 @@
+// function_pool.h — the instances of one deployed function: cold start, least-loaded pick,
+// per-instance in-flight limit, scale to zero.
+//
+// A pool holds up to `replicas` Instances of one NativeFunction. Invoke() runs a request on
+// the warm instance with the fewest requests in flight; when none is warm, or every warm one
+// is at its in-flight limit and the pool may still grow, it cold-starts one (the function's
+// init) on the calling uthread and reports how long that took. When every instance is at its
+// limit and the pool is full, the request is refused (429) without running.
+// ReapIdle() finis instances idle for longer than idle_timeout (scale to zero).
+//
+// Threads: every method may be called from uthreads on any core at once. The instance list
+// is guarded by a uthread Mutex held only to pick or add an instance, never across Invoke.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "faasd-shim/store/instance.h"
+#include "faasd-shim/store/native_function.h"
+#include "junction/base/error.h"
+#include "junction/sched/sync.h"
+#include "junction/sched/tsc.h"
+
+namespace faasnode::instances {
+
+struct PoolOptions {
+  int replicas = 1;               // the most instances at once (>= 1)
+  int max_inflight = 0;           // per instance; 0: unlimited
+  std::chrono::milliseconds idle_timeout{0};  // scale to zero after this long idle; 0: never
+  store::FunctionEnv env;
+  store::InstanceOptions instance;
+};
+
+// How one invocation went, beside the function's own response.
+struct InvokeOutcome {
+  enum class Kind { kServed, kOverloaded, kColdStartFailed, kFunctionFailed } kind = Kind::kServed;
+  bool cold_start = false;
+  std::chrono::nanoseconds cold_start_time{0};
+  std::string error;  // for every kind but kServed: what went wrong, for the 4xx/5xx body
+};
+
+struct PoolStats {
+  int instances = 0;
+  std::uint64_t cold_starts = 0;
+  std::uint64_t cold_start_ns_total = 0;
+  std::uint64_t rejected_429 = 0;
+  std::uint64_t scaled_down = 0;
+};
+
+class FunctionPool {
+ public:
+  FunctionPool(std::string name, std::shared_ptr<const store::NativeFunction> fn, PoolOptions options);
+  ~FunctionPool();
+  FunctionPool(const FunctionPool&) = delete;
+  FunctionPool& operator=(const FunctionPool&) = delete;
+
+  // Runs `request` on an instance; `response` holds the function's answer when the outcome
+  // is kServed. Never throws.
+  InvokeOutcome Invoke(const store::Request& request, store::Response& response);
+
+  // Finis instances idle past idle_timeout (none when it is 0). Returns how many went.
+  int ReapIdle(junction::sched::Clock::time_point now);
+
+  const std::string& name() const { return name_; }
+  const PoolOptions& options() const { return options_; }
+  PoolStats stats();
+
+ private:
+  struct Slot {
+    std::unique_ptr<store::Instance> instance;
+    std::atomic<int> inflight{0};
+    std::atomic<std::int64_t> last_used_ns{0};
+    std::atomic<int> users{0};  // pickers holding a pointer; a slot with users is never reaped
+  };
+  Slot* Pick(bool* must_cold_start);
+
+  const std::string name_;
+  const std::shared_ptr<const store::NativeFunction> fn_;
+  const PoolOptions options_;
+  junction::sched::Mutex mu_;               // guards slots_ (the vector, not the slots)
+  junction::sched::CondVar started_;        // a cold start finished (or failed)
+  std::vector<std::unique_ptr<Slot>> slots_;
+  int starting_ = 0;                         // cold starts in progress (under mu_)
+  std::atomic<std::uint64_t> cold_starts_{0}, cold_ns_{0}, rejected_{0}, reaped_{0};
+};
+
+}  // namespace faasnode::instances

@@ -1,0 +1,156 @@
+// serve_e2e_test.cc — starts the real `faasnode serve` on the kernel backend and invokes every
+// sample function with curl, as a user would; also bad configs (exit code 2) and draining.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <thread>
+
+namespace {
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;
+};
+
+CommandResult RunCommand(const std::string& cmd) {
+  CommandResult r;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (p == nullptr) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+  socklen_t len = sizeof(a);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+class Node {
+ public:
+  explicit Node(const std::string& config_text) {
+    port_ = FreePort();
+    config_ = ::testing::TempDir() + "/e2e-" + std::to_string(port_) + ".toml";
+    std::ofstream(config_) << "[runtime]\ncores = [0]\n[net]\nlisten = \"127.0.0.1:" << port_ << "\"\n"
+                           << config_text;
+    log_ = config_ + ".log";
+    pid_ = fork();
+    if (pid_ == 0) {
+      FILE* f = std::freopen(log_.c_str(), "w", stdout);
+      (void)f;
+      dup2(fileno(stdout), 2);
+      execl(FAASNODE_BIN, FAASNODE_BIN, "serve", "--config", config_.c_str(), nullptr);
+      _exit(127);
+    }
+    for (int i = 0; i < 200; ++i) {  // up to 10 s
+      if (Curl("-o /dev/null -w '%{http_code}' " + Url("/healthz")).output == "200") return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ADD_FAILURE() << "faasnode did not come up; its log:\n" << Log();
+  }
+  ~Node() {
+    if (pid_ > 0) {
+      kill(pid_, SIGTERM);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  std::string Url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(port_) + path; }
+  CommandResult Curl(const std::string& args) const { return RunCommand("curl -s --max-time 10 " + args); }
+  std::string Log() const {
+    std::ifstream f(log_);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  }
+  // Stops with SIGTERM and returns the exit code.
+  int Stop() {
+    kill(pid_, SIGTERM);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+ private:
+  int port_ = 0;
+  pid_t pid_ = -1;
+  std::string config_, log_;
+};
+
+bool HaveCurl() { return RunCommand("command -v curl").exit_code == 0; }
+
+TEST(ServeEndToEnd, EverySampleFunctionAnswersCurl) {
+  if (!HaveCurl()) GTEST_SKIP() << "curl is not installed (scripts/setup.sh installs it)";
+  Node node("");
+  EXPECT_EQ(node.Curl(node.Url("/healthz")).output, "OK");
+  EXPECT_EQ(node.Curl("-d hello " + node.Url("/function/echo")).output, "hello");
+  EXPECT_EQ(node.Curl("'" + node.Url("/function/hello?name=ada") + "'").output.find("ada") != std::string::npos, true);
+  EXPECT_EQ(node.Curl("-d '[1,2,3,4]' " + node.Url("/function/json-stats")).output,
+            R"({"count":4,"max":4.0,"mean":2.5,"median":2.5,"min":1.0,"stddev":1.118033988749895})");
+  EXPECT_EQ(node.Curl("--data-binary abc " + node.Url("/function/sha256")).output,
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\n");
+  auto sleep = node.Curl("-w ' %{http_code}' '" + node.Url("/function/sleep?ms=50") + "'");
+  EXPECT_NE(sleep.output.find("200"), std::string::npos) << sleep.output;
+  auto burn = node.Curl("-w ' %{http_code}' '" + node.Url("/function/cpu-burn?rounds=1000") + "'");
+  EXPECT_NE(burn.output.find("\"hash\""), std::string::npos) << burn.output;
+  // Errors: an unknown function, bad input to a function, a bad route.
+  EXPECT_EQ(node.Curl("-o /dev/null -w '%{http_code}' " + node.Url("/function/nope")).output, "404");
+  EXPECT_EQ(node.Curl("-o /dev/null -w '%{http_code}' -d nope " + node.Url("/function/json-stats")).output, "400");
+  EXPECT_EQ(node.Curl("-o /dev/null -w '%{http_code}' " + node.Url("/nowhere")).output, "404");
+  // Invocation headers, and a cold start reported once.
+  auto headers = node.Curl("-D - -o /dev/null -d x " + node.Url("/function/echo.openfaas-fn"));
+  EXPECT_NE(headers.output.find("X-Call-Id:"), std::string::npos) << headers.output;
+  EXPECT_NE(headers.output.find("X-Duration-Seconds:"), std::string::npos);
+  EXPECT_EQ(headers.output.find("X-Cold-Start-Seconds:"), std::string::npos) << "echo was warm already";
+  auto cold = node.Curl("-D - -o /dev/null " + node.Url("/function/hello"));
+  EXPECT_EQ(cold.output.find("X-Cold-Start-Seconds:"), std::string::npos) << "hello ran above";
+  EXPECT_EQ(node.Stop(), 0) << node.Log();
+  EXPECT_NE(node.Log().find("draining"), std::string::npos);
+}
+
+TEST(ServeEndToEnd, InFlightLimitGives429) {
+  if (!HaveCurl()) GTEST_SKIP() << "curl is not installed (scripts/setup.sh installs it)";
+  Node node("[functions.sleep]\nmax_inflight = 1\n");
+  // Two concurrent 300 ms sleeps on one instance with a limit of one: one gets 429.
+  auto both = RunCommand("(curl -s -o /dev/null -w '%{http_code}\\n' --max-time 10 '" + node.Url("/function/sleep?ms=300") +
+                         "' & curl -s -o /dev/null -w '%{http_code}\\n' --max-time 10 '" +
+                         node.Url("/function/sleep?ms=300") + "'; wait) | sort");
+  EXPECT_EQ(both.output, "200\n429\n") << both.output;
+}
+
+TEST(ServeEndToEnd, BadConfigsExitWithCode2AndOneLine) {
+  const std::string dir = ::testing::TempDir();
+  std::ofstream(dir + "/bad1.toml") << "[runtime]\ncores = [4095]\n";
+  std::ofstream(dir + "/bad2.toml") << "[runtime]\nstack_size_kib = 4\n";
+  std::ofstream(dir + "/bad3.toml") << "[runtime]\nturbo = true\n";
+  std::ofstream(dir + "/bad4.toml") << "[functions.x]\nartifact = \"missing\"\n";
+  for (const char* name : {"bad1", "bad2", "bad3", "bad4"}) {
+    auto r = RunCommand(std::string(FAASNODE_BIN) + " serve --config " + dir + "/" + name + ".toml");
+    EXPECT_EQ(r.exit_code, 2) << name << ": " << r.output;
+    int lines = 0;
+    for (char c : r.output) lines += c == '\n';
+    EXPECT_EQ(lines, 1) << name << ": " << r.output;
+  }
+  auto unknown = RunCommand(std::string(FAASNODE_BIN) + " frobnicate");
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
+  EXPECT_EQ(RunCommand(std::string(FAASNODE_BIN) + " serve --help").exit_code, 0);
+}
+
+}  // namespace
