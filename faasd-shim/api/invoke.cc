@@ -28,8 +28,8 @@ std::int64_t UnixNs() {
 
 }  // namespace
 
-RouteHandler MakeInvokeHandler(const instances::InstanceManager* manager) {
-  return [manager](const Request& req, std::string_view rest, Reply& reply) {
+RouteHandler MakeInvokeHandler(const instances::InstanceManager* manager, billing::EnergyBiller* biller) {
+  return [manager, biller](const Request& req, std::string_view rest, Reply& reply) {
     // rest = NAME[.NS][/path]
     const std::size_t slash = rest.find('/');
     std::string_view name = rest.substr(0, slash);
@@ -90,6 +90,17 @@ RouteHandler MakeInvokeHandler(const instances::InstanceManager* manager) {
       case instances::InvokeOutcome::Kind::kFunctionFailed:
         ErrorReply(reply, 500, outcome.error);
         break;
+    }
+    if (biller != nullptr) {
+      biller->Complete({.account = call_id,
+                        .call_id = call_id_text,
+                        .function = std::string(name),
+                        .ns = std::string(kDefaultNamespace),
+                        .start_ns = start_unix,
+                        .end_ns = UnixNs(),
+                        .status = reply.status,
+                        .bytes_in = req.body.size(),
+                        .bytes_out = reply.body.size()});
     }
     reply.headers.emplace_back("X-Call-Id", std::move(call_id_text));
     reply.headers.emplace_back("X-Start-Time", std::to_string(start_unix));

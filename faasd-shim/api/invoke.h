@@ -8,13 +8,16 @@
 #pragma once
 
 #include "faasd-shim/api/route.h"
+#include "faasd-shim/billing/energy_biller.h"
 #include "faasd-shim/instances/instance_manager.h"
 
 namespace faasnode::api {
 
 inline constexpr std::string_view kDefaultNamespace = "openfaas-fn";
 
-// `manager` must outlive the handler.
-RouteHandler MakeInvokeHandler(const instances::InstanceManager* manager);
+// `manager` (and `biller`, when not null) must outlive the handler. With a biller, every call
+// is queued for its energy bill when it ends.
+RouteHandler MakeInvokeHandler(const instances::InstanceManager* manager,
+                               billing::EnergyBiller* biller = nullptr);
 
 }  // namespace faasnode::api

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "faasd-shim/cmd/carbon_report.h"
 #include "faasd-shim/cmd/serve_command.h"
 
 int main(int argc, char** argv) {
@@ -16,6 +17,19 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
 
   CLI::App* version_cmd = app.add_subcommand("version", "print the version");
+
+  faasnode::CarbonReportOptions report;
+  report.ledger_path = "faasnode-state/ledger.db";
+  CLI::App* carbon_cmd = app.add_subcommand("carbon", "energy and carbon of past invocations");
+  carbon_cmd->require_subcommand(1);
+  CLI::App* report_cmd = carbon_cmd->add_subcommand("report", "joules and gCO2e per function or hour, from the ledger");
+  report_cmd->add_option("--ledger", report.ledger_path, "the ledger (energy.ledger in the config)")
+      ->capture_default_str();
+  report_cmd->add_option("--function", report.function, "only this function");
+  report_cmd->add_option("--since", report.since, "from this time (ISO 8601 or unix seconds)");
+  report_cmd->add_option("--until", report.until, "until this time (ISO 8601 or unix seconds)");
+  report_cmd->add_option("--group-by", report.group_by, "function or hour")->capture_default_str();
+  report_cmd->add_option("--format", report.format, "table, csv or json")->capture_default_str();
 
   try {
     app.parse(argc, argv);
@@ -32,5 +46,6 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (serve_cmd->parsed()) return faasnode::RunServe(serve);
+  if (report_cmd->parsed()) return faasnode::RunCarbonReport(report);
   return 2;
 }

@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "faasd-shim/billing/energy_biller.h"
 #include "faasd-shim/api/healthz.h"
 #include "faasd-shim/api/invoke.h"
 #include "faasd-shim/api/router.h"
@@ -90,9 +91,30 @@ int Serve(const NodeConfig& config, junction::sched::Runtime& rt, SignalWaiter& 
     spdlog::error("{}", r.error().message());
     return 1;
   }
+  std::unique_ptr<billing::EnergyBiller> biller;
+  if (config.energy.enabled) {
+    billing::BillingOptions bo;
+    bo.interval = config.energy.interval;
+    bo.ledger_path = config.energy.ledger;
+    bo.carbon_g_per_kwh = config.energy.carbon_g_per_kwh;
+    bo.carbon_trace = config.energy.carbon_trace;
+    bo.model.idle_per_core = energy::Watts{config.energy.idle_watts_per_core};
+    bo.model.max_per_core = energy::Watts{config.energy.max_watts_per_core};
+    auto b = billing::EnergyBiller::Start(&rt, bo);
+    if (!b) {
+      spdlog::error("energy: {}", b.error().message());
+      manager.StopReaper();
+      return b.error().code() == junction::ErrorCode::kInvalidArgument ? 2 : 1;
+    }
+    biller = std::move(*b);
+    spdlog::info("energy: billing every invocation to {} (power model, {} W idle / {} W max per core; "
+                 "{})", config.energy.ledger, config.energy.idle_watts_per_core, config.energy.max_watts_per_core,
+                 config.energy.carbon_trace.empty() ? fmt::format("{} gCO2e/kWh", config.energy.carbon_g_per_kwh)
+                                                    : config.energy.carbon_trace);
+  }
   api::Router router;
   router.Exact("/healthz", api::MakeHealthzHandler());
-  router.Prefix("/function/", api::MakeInvokeHandler(&manager));
+  router.Prefix("/function/", api::MakeInvokeHandler(&manager, biller.get()));
   junction::http::ServerOptions options;
   options.parser.max_header_bytes = config.http.max_header_bytes;
   options.parser.max_header_count = config.http.max_header_count;
@@ -103,6 +125,7 @@ int Serve(const NodeConfig& config, junction::sched::Runtime& rt, SignalWaiter& 
   auto server = junction::http::Server::Start(**stack, *endpoint, router.Handler(), options);
   if (!server) {
     spdlog::error("listening on {}: {}", config.net.listen, server.error().message());
+    if (biller) (void)biller->Stop();
     manager.StopReaper();
     return 1;
   }
@@ -117,6 +140,11 @@ int Serve(const NodeConfig& config, junction::sched::Runtime& rt, SignalWaiter& 
   (*server)->Shutdown(std::chrono::seconds(5));
   const auto st = (*server)->stats();
   server->reset();
+  if (biller) {
+    if (auto s = biller->Stop(); !s) spdlog::warn("energy: {}", s.error().message());
+    spdlog::info("energy: {} interval(s) billed; report: faasnode carbon report --ledger {}", biller->intervals(),
+                 config.energy.ledger);
+  }
   manager.StopReaper();
   stack->reset();
   spdlog::info("faasnode: stopped after {} request(s) on {} connection(s)", st.requests, st.connections_accepted);

@@ -152,6 +152,49 @@ Status<void> ParseHttp(const toml::table& t, HttpConfig* hc) {
   return {};
 }
 
+Status<double> Number(const toml::node& n, std::string_view key, double lo, double hi) {
+  std::optional<double> v;
+  if (n.is_floating_point()) v = n.value<double>();
+  if (n.is_integer()) v = static_cast<double>(*n.value<std::int64_t>());
+  if (!v) return Bad(fmt::format("{}: expected a number, got {}", key, TypeName(n)));
+  if (!(*v >= lo && *v <= hi)) return Bad(fmt::format("{}: {} is out of range [{}, {}]", key, *v, lo, hi));
+  return *v;
+}
+
+Status<void> ParseEnergy(const toml::table& t, EnergyConfig* ec) {
+  for (const auto& [k, node] : t) {
+    const std::string key = "energy." + std::string(k.str());
+    if (k == "enabled") {
+      auto v = Boolean(node, key);
+      if (!v) return std::unexpected(v.error());
+      ec->enabled = *v;
+    } else if (k == "interval_ms") {
+      auto v = Integer(node, key, 1, 60'000);
+      if (!v) return std::unexpected(v.error());
+      ec->interval = std::chrono::milliseconds(*v);
+    } else if (k == "ledger" || k == "carbon_trace") {
+      auto v = String(node, key);
+      if (!v) return std::unexpected(v.error());
+      (k == "ledger" ? ec->ledger : ec->carbon_trace) = *v;
+    } else if (k == "carbon_g_per_kwh") {
+      auto v = Number(node, key, 0, 5000);
+      if (!v) return std::unexpected(v.error());
+      ec->carbon_g_per_kwh = *v;
+    } else if (k == "idle_watts_per_core" || k == "max_watts_per_core") {
+      auto v = Number(node, key, 0, 1000);
+      if (!v) return std::unexpected(v.error());
+      (k == "idle_watts_per_core" ? ec->idle_watts_per_core : ec->max_watts_per_core) = *v;
+    } else {
+      return Bad(fmt::format("{}: unknown key (known in [energy]: enabled, interval_ms, ledger, "
+                             "carbon_g_per_kwh, carbon_trace, idle_watts_per_core, max_watts_per_core)", key));
+    }
+  }
+  if (ec->idle_watts_per_core > ec->max_watts_per_core) {
+    return Bad("energy.idle_watts_per_core: above max_watts_per_core");
+  }
+  return {};
+}
+
 const char* const kSampleFunctions[] = {"echo", "hello", "json-stats", "sha256", "sleep", "cpu-burn"};
 
 Status<void> ParseFunction(const std::string& name, const toml::table& t, FunctionConfig* fc) {
@@ -251,6 +294,10 @@ Status<NodeConfig> ParseNodeConfig(std::string_view toml_text, std::string_view 
       const toml::table* t = node.as_table();
       if (t == nullptr) return Bad(fmt::format("runtime: expected a table ([runtime]), got {}", TypeName(node)));
       if (auto s = ParseRuntime(*t, &config.runtime); !s) return std::unexpected(s.error());
+    } else if (k == "energy") {
+      const toml::table* t = node.as_table();
+      if (t == nullptr) return Bad(fmt::format("energy: expected a table ([energy]), got {}", TypeName(node)));
+      if (auto s = ParseEnergy(*t, &config.energy); !s) return std::unexpected(s.error());
     } else if (k == "functions") {
       const toml::table* t = node.as_table();
       if (t == nullptr) return Bad(fmt::format("functions: expected a table ([functions]), got {}", TypeName(node)));
@@ -261,7 +308,7 @@ Status<NodeConfig> ParseNodeConfig(std::string_view toml_text, std::string_view 
       auto s = k == "net" ? ParseNet(*t, &config.net) : ParseHttp(*t, &config.http);
       if (!s) return std::unexpected(s.error());
     } else {
-      return Bad(fmt::format("{}: unknown section or key (known: [runtime], [net], [http], [functions])", k.str()));
+      return Bad(fmt::format("{}: unknown section or key (known: [runtime], [net], [http], [functions], [energy])", k.str()));
     }
   }
   if (auto v = junction::sched::ValidateRuntimeConfig(config.runtime); !v) return std::unexpected(v.error());

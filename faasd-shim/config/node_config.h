@@ -64,11 +64,25 @@ struct FunctionsConfig {
   std::vector<FunctionConfig> functions;  // default: every sample native function
 };
 
+// The energy bill (see faasd-shim/billing). Joules come from a power model on machines with
+// no energy counter (these VMs): idle and max watts per core, defaults from the Cloud Carbon
+// Footprint coefficients (AWS averages per vCPU).
+struct EnergyConfig {
+  bool enabled = true;
+  std::chrono::milliseconds interval{10};
+  std::string ledger = "faasnode-state/ledger.db";  // relative to the working directory
+  double carbon_g_per_kwh = 400.0;  // a round placeholder: set your grid's, or a trace
+  std::string carbon_trace;         // CSV (timestamp, gCO2e/kWh), e.g. configs/carbon/...
+  double idle_watts_per_core = 0.74;
+  double max_watts_per_core = 3.5;
+};
+
 struct NodeConfig {
   junction::sched::RuntimeConfig runtime;
   NetConfig net;
   HttpConfig http;
   FunctionsConfig functions;
+  EnergyConfig energy;
   std::string source = "embedded defaults";  // where it came from, for logs
 };
 

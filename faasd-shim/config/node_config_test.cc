@@ -73,6 +73,19 @@ TEST(NodeConfig, FunctionsDefaultToTheSamplesAndADeclaredSetReplacesThem) {
   EXPECT_NE(ErrorOf("[functions.x]\nfprocess = \"cat\"\n").find("functions.x.fprocess: unknown key"), std::string::npos);
 }
 
+TEST(NodeConfig, EnergySection) {
+  auto c = ParseNodeConfig("[energy]\ninterval_ms = 5\nledger = \"/tmp/l.db\"\ncarbon_g_per_kwh = 250\n"
+                           "idle_watts_per_core = 1\nmax_watts_per_core = 4.5\n", "t");
+  ASSERT_TRUE(c.has_value()) << c.error().message();
+  EXPECT_EQ(c->energy.interval, std::chrono::milliseconds(5));
+  EXPECT_EQ(c->energy.ledger, "/tmp/l.db");
+  EXPECT_DOUBLE_EQ(c->energy.carbon_g_per_kwh, 250.0);
+  EXPECT_DOUBLE_EQ(c->energy.max_watts_per_core, 4.5);
+  EXPECT_NE(ErrorOf("[energy]\ninterval_ms = 0\n").find("energy.interval_ms"), std::string::npos);
+  EXPECT_NE(ErrorOf("[energy]\nidle_watts_per_core = 9\n").find("above max_watts_per_core"), std::string::npos);
+  EXPECT_NE(ErrorOf("[energy]\nrapl = true\n").find("energy.rapl: unknown key"), std::string::npos);
+}
+
 TEST(NodeConfig, MissingFileIsAClearError) {
   auto c = LoadNodeConfig("/nonexistent/dev.toml");
   ASSERT_FALSE(c.has_value());

@@ -11,6 +11,8 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
+#include <vector>
 #include <string>
 #include <thread>
 
@@ -47,11 +49,12 @@ int FreePort() {
 
 class Node {
  public:
-  explicit Node(const std::string& config_text) {
+  explicit Node(const std::string& config_text, const std::string& energy_text = "") {
     port_ = FreePort();
     config_ = ::testing::TempDir() + "/e2e-" + std::to_string(port_) + ".toml";
+    ledger_ = config_ + ".ledger.db";
     std::ofstream(config_) << "[runtime]\ncores = [0]\n[net]\nlisten = \"127.0.0.1:" << port_ << "\"\n"
-                           << config_text;
+                           << "[energy]\nledger = \"" << ledger_ << "\"\n" << energy_text << config_text;
     log_ = config_ + ".log";
     pid_ = fork();
     if (pid_ == 0) {
@@ -88,10 +91,12 @@ class Node {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }
 
+  const std::string& ledger() const { return ledger_; }
+
  private:
   int port_ = 0;
   pid_t pid_ = -1;
-  std::string config_, log_;
+  std::string config_, log_, ledger_;
 };
 
 bool HaveCurl() { return RunCommand("command -v curl").exit_code == 0; }
@@ -133,6 +138,45 @@ TEST(ServeEndToEnd, InFlightLimitGives429) {
                          "' & curl -s -o /dev/null -w '%{http_code}\\n' --max-time 10 '" +
                          node.Url("/function/sleep?ms=300") + "'; wait) | sort");
   EXPECT_EQ(both.output, "200\n429\n") << both.output;
+}
+
+// Every invocation is billed: the carbon report's functions, idle and overhead add up to the
+// meter's joules for the run, each labelled with its source (the power model on these VMs).
+TEST(ServeEndToEnd, CarbonReportAddsUpToTheMeter) {
+  if (!HaveCurl()) GTEST_SKIP() << "curl is not installed (scripts/setup.sh installs it)";
+  Node node("", "interval_ms = 5\n");
+  for (int i = 0; i < 10; ++i) {
+    node.Curl("-o /dev/null '" + node.Url("/function/cpu-burn?rounds=20000") + "'");
+    node.Curl("-o /dev/null -d hi " + node.Url("/function/echo"));
+  }
+  ASSERT_EQ(node.Stop(), 0) << node.Log();
+  auto report = RunCommand(std::string(FAASNODE_BIN) + " carbon report --format csv --ledger " + node.ledger());
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  double functions = 0, node_share = 0, meter = 0;
+  int burn_calls = 0;
+  std::istringstream lines(report.output);
+  std::string line;
+  std::getline(lines, line);  // header
+  while (std::getline(lines, line)) {
+    std::vector<std::string> f;
+    std::stringstream ls(line);
+    for (std::string cell; std::getline(ls, cell, ',');) f.push_back(cell);
+    ASSERT_GE(f.size(), 4u) << line;
+    EXPECT_EQ(f[1], "model") << "every figure says where it came from: " << line;
+    const double joules = std::stod(f[3]);
+    if (f[0] == "= meter (intervals)") {
+      meter = joules;
+    } else if (f[0][0] == '(') {
+      node_share += joules;
+    } else {
+      functions += joules;
+      if (f[0] == "cpu-burn") burn_calls = std::stoi(f[2]);
+    }
+  }
+  EXPECT_EQ(burn_calls, 10) << report.output;
+  EXPECT_GT(functions, 0.0) << report.output;
+  EXPECT_GT(meter, 0.0) << report.output;
+  EXPECT_NEAR(functions + node_share, meter, meter * 1e-6) << report.output;
 }
 
 TEST(ServeEndToEnd, BadConfigsExitWithCode2AndOneLine) {
