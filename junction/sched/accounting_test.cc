@@ -85,21 +85,31 @@ TEST(Accounting, IntervalsCloseExactlyUnderMixedLoad) {
   EXPECT_GT(idle, 0u);
 }
 
+// Nanoseconds the calling kthread has waited for a CPU (schedstat's run_delay).
+long long RunDelayNs() {
+  std::FILE* f = std::fopen("/proc/thread-self/schedstat", "r");
+  if (f == nullptr) return 0;
+  long long run = 0, wait = 0;
+  const int n = std::fscanf(f, "%lld %lld", &run, &wait);
+  std::fclose(f);
+  return n == 2 ? wait : 0;
+}
+
 // The TSC keeps counting while the kernel runs another process on this CPU, and that time is
-// charged to whichever uthread was running. The strict check therefore needs a run in which
-// the worker kthread was never preempted; it retries until it gets one.
+// charged to whichever uthread was running. So the bound on what an account is overcharged is
+// the switch path (well under 1%) plus the time the worker kthread waited for its CPU, which
+// schedstat measures; the 1:3 shares are checked when that wait was negligible.
 TEST(Accounting, AKnownBurnIsChargedToItsAccount) {
   constexpr AccountId kA = 1000, kB = 2000;
-  for (int attempt = 0; attempt < 8; ++attempt) {
+  bool shares_checked = false;
+  for (int attempt = 0; attempt < 5 && !shares_checked; ++attempt) {
     auto rt = Runtime::Create(RuntimeConfig{.cores = FirstCpus(1)});
     ASSERT_TRUE(rt.has_value());
     Runtime* r = rt->get();
-    std::uint64_t burned_a = 0, burned_b = 0, charged_a = 0, charged_b = 0;
-    long preempted = -1;
+    std::uint64_t burned_a = 0, burned_b = 0, charged_a = 0, charged_b = 0, waited = 0;
     ASSERT_TRUE(r->Run([&] {
       ASSERT_TRUE(r->CloseInterval().has_value());  // start from a clean interval
-      rusage u0, u1;
-      getrusage(RUSAGE_THREAD, &u0);
+      const long long d0 = RunDelayNs();
       auto burn = [](std::uint64_t cycles) {
         const std::uint64_t t0 = Rdtsc();
         while (Rdtsc() - t0 < cycles) {
@@ -111,8 +121,7 @@ TEST(Accounting, AKnownBurnIsChargedToItsAccount) {
       a.Join();
       b.Join();
       auto s = r->CloseInterval();
-      getrusage(RUSAGE_THREAD, &u1);
-      preempted = u1.ru_nivcsw - u0.ru_nivcsw;
+      waited = NsToCycles(static_cast<double>(RunDelayNs() - d0));
       ASSERT_TRUE(s.has_value());
       const CoreInterval& c = s->cores[0];
       ASSERT_EQ(c.busy_total() + c.overhead() + c.idle, c.elapsed());
@@ -121,18 +130,21 @@ TEST(Accounting, AKnownBurnIsChargedToItsAccount) {
         if (acc.account == kB) charged_b = acc.cycles;
       }
     }).has_value());
-    // Preempted or not, nothing burned goes unbilled.
+    // Nothing burned goes unbilled, and nothing beyond the switch path and the CPU wait.
     ASSERT_GE(charged_a, burned_a);
     ASSERT_GE(charged_b, burned_b);
-    if (preempted != 0) continue;
-    // Unpreempted: the excess is the switch path only (well under 1%), and the shares are 1:3.
+    const std::uint64_t burned = burned_a + burned_b;
+    EXPECT_LE(charged_a + charged_b, burned + burned / 100 + waited)
+        << "overcharged beyond the switch path and the " << CyclesToNs(waited) / 1e3 << " us of CPU wait";
+    if (waited > burned / 200) continue;  // noticeably preempted: the shares would be skewed
     EXPECT_LT(charged_a, burned_a + burned_a / 100);
     EXPECT_LT(charged_b, burned_b + burned_b / 100);
     EXPECT_NEAR(static_cast<double>(charged_b) / static_cast<double>(charged_a), 3.0, 0.03);
-    return;
+    shares_checked = true;
   }
-  GTEST_SKIP() << "the worker kthread was preempted by another process in all 8 runs: the "
-                  "machine is too busy for the strict check";
+  if (!shares_checked) {
+    std::printf("the worker kthread waited for its CPU in every attempt: only the bounds were checked\n");
+  }
 }
 
 TEST(Accounting, CloseIntervalReportsARuntimeThatIsNotRunning) {

@@ -44,6 +44,7 @@ Core::Core(Runtime* rt, int index, int cpu, const RuntimeConfig& config)
       pool_(StackPoolOptions{config.stack_size, config.stack_guard, config.stack_cache}),
       poll_interval_cycles_(NsToCycles(config.poll_interval_us * 1000.0)),
       spin_cycles_(NsToCycles(config.idle_spin_us * 1000.0)),
+      steal_interval_cycles_(NsToCycles(kStealIntervalNs)),
       steal_seed_(0x9E3779B97F4A7C15ull * static_cast<std::uint64_t>(index + 1)) {
   idle_.is_idle_context = true;
   idle_.account = accounts::kPoll;
@@ -253,7 +254,9 @@ void Core::Yield() {
 void Core::Park() {
   detail::Thread* self = current_;
   std::uint32_t expected = detail::kParkNotified;
-  if (self->park_state.compare_exchange_strong(expected, detail::kParkRunning,
+  // Look before the locked CAS: a pending permit is the rare case.
+  if (self->park_state.load(std::memory_order_acquire) == detail::kParkNotified &&
+      self->park_state.compare_exchange_strong(expected, detail::kParkRunning,
                                                std::memory_order_acq_rel)) {
     return;
   }
@@ -369,7 +372,6 @@ void Core::MaybeWakeIdlePeer() {
 void Core::PushRemote(detail::Thread* t) {
   t->core = this;
   inbox_.Push(t);
-  n_remote_.fetch_add(1, std::memory_order_relaxed);
   if (sleeping_.load(std::memory_order_seq_cst)) Kick();
 }
 
@@ -388,9 +390,15 @@ void Ready(detail::Thread* t) {
 }
 
 void Core::DrainInbox() {
-  while (detail::Thread* t = inbox_.Pop()) {
+  // Counted here, by the owner, rather than by the pushers: a shared counter would cost every
+  // remote wake-up a contended cache line.
+  detail::Thread* t = inbox_.TakeAll();
+  while (t != nullptr) {
+    detail::Thread* next = t->mpsc_next.load(std::memory_order_relaxed);
     t->core = this;
     rq_.Push(t);
+    Bump(n_remote_);
+    t = next;
   }
 }
 
@@ -453,6 +461,10 @@ detail::Thread* Core::FindWork() {
   last_poll_tsc_ = now;
   for (auto& hook : poll_hooks_) hook();
   if (detail::Thread* t = rq_.Pop()) return t;
+  // Looking at other cores' queues costs cache misses on lines their owners keep writing:
+  // an idle core does it at most every kStealIntervalNs, not on every pass.
+  if (now - last_steal_tsc_ < steal_interval_cycles_) return nullptr;
+  last_steal_tsc_ = now;
   if (TrySteal()) return rq_.Pop();
   return nullptr;
 }
@@ -537,7 +549,14 @@ void Core::Main() {
     MaybeClose(now, idle_.account);
     if (spin_start == 0) spin_start = now;
     if (now - spin_start < spin_cycles_) {
-      _mm_pause();
+      // Between full passes (which also look at other cores' queues, whose cache lines their
+      // owners keep writing), watch only this core's own inbox and queue for a short while:
+      // a wake-up from another core is seen within a few loads, not a cache miss per pass.
+      for (int i = 0; i < 1024; ++i) {
+        if (inbox_.MaybeNonEmpty() || rt_->stopping() || !poll_hooks_.empty()) break;
+        if ((i & 63) == 63 && Rdtsc() >= next_timer_tsc_) break;
+        asm volatile("" ::: "memory");
+      }
       continue;
     }
     BlockIdle();

@@ -36,7 +36,7 @@ struct PostSwitch {
 struct CoreCounters {
   std::uint64_t switches = 0;
   std::uint64_t stolen = 0;         // threads this core took from others
-  std::uint64_t remote_wakes = 0;   // threads other threads pushed into this core's inbox
+  std::uint64_t remote_wakes = 0;   // threads this core took from its inbox (woken elsewhere)
   std::uint64_t blocks = 0;         // times the kthread blocked (idle)
   std::uint64_t timers_fired = 0;
 };
@@ -117,6 +117,9 @@ class Core {
   std::uint64_t last_poll_tsc_ = 0;
   std::uint64_t poll_interval_cycles_;
   std::uint64_t spin_cycles_;
+  static constexpr double kStealIntervalNs = 1000;
+  std::uint64_t steal_interval_cycles_;
+  std::uint64_t last_steal_tsc_ = 0;
   std::uint64_t token_counter_ = 0;
   std::uint64_t steal_seed_;
   std::uint64_t last_peer_kick_tsc_ = 0;
@@ -136,7 +139,7 @@ class Core {
   std::vector<std::pair<int, std::function<void(std::uint32_t)>>> idle_fds_;
 
   alignas(64) std::atomic<std::uint64_t> n_switches_{0}, n_stolen_{0}, n_blocks_{0}, n_timers_{0};
-  std::atomic<std::uint64_t> n_remote_{0};  // any thread increments (fetch_add)
+  std::atomic<std::uint64_t> n_remote_{0};  // wake-ups taken from the inbox
 };
 
 // The core the calling kthread runs, or nullptr outside the runtime. Not inlined on purpose:

@@ -1,10 +1,11 @@
-// inbox.h — a core's remote wake-up inbox: an intrusive multi-producer single-consumer queue.
+// inbox.h — a core's remote wake-up inbox: an intrusive lock-free stack, drained whole.
 //
-// Any thread (another core, a kthread outside the runtime) pushes with one atomic exchange;
-// only the owning core pops. There is no lock: a producer stalled between its exchange and its
-// link store makes the queue look momentarily empty to the consumer (Pop returns nullptr) while
-// MaybeNonEmpty() stays true, so the owner never blocks with a wake-up in flight.
-// (Dmitry Vyukov's intrusive MPSC node-based queue.)
+// Any thread (another core, a kthread outside the runtime) pushes with one CAS on the head;
+// only the owning core takes, and it takes everything at once with one exchange, then
+// restores arrival order. A push touches one shared cache line (the head) besides the pushed
+// thread's own, which matters: a cross-core wake-up costs a few cache-line transfers, and
+// this is the one the waker pays. (A node-based MPSC queue touches two: head and the previous
+// node.)
 #pragma once
 
 #include <atomic>
@@ -15,48 +16,34 @@ namespace junction::sched {
 
 class Inbox {
  public:
-  Inbox() : head_(&stub_), tail_(&stub_) {}
-
-  // Any thread. Wait-free. seq_cst, so that a producer that then reads the owner's
-  // "sleeping" flag and an owner that set it and then checks MaybeNonEmpty() cannot both
-  // miss each other.
+  // Any thread. Lock-free. seq_cst, so that a pusher that then reads the owner's "sleeping"
+  // flag and an owner that set it and then checks MaybeNonEmpty() cannot both miss each other.
   void Push(detail::Thread* t) {
-    t->mpsc_next.store(nullptr, std::memory_order_relaxed);
-    detail::Thread* prev = head_.exchange(t, std::memory_order_seq_cst);
-    prev->mpsc_next.store(t, std::memory_order_release);
+    detail::Thread* head = head_.load(std::memory_order_relaxed);
+    do {
+      t->mpsc_next.store(head, std::memory_order_relaxed);
+    } while (!head_.compare_exchange_weak(head, t, std::memory_order_seq_cst,
+                                          std::memory_order_relaxed));
   }
 
-  // Owner only.
-  bool MaybeNonEmpty() const { return head_.load(std::memory_order_seq_cst) != tail_; }
+  // Owner only (a hint for anyone else).
+  bool MaybeNonEmpty() const { return head_.load(std::memory_order_seq_cst) != nullptr; }
 
-  // Owner only. nullptr when empty or when a push is half-done.
-  detail::Thread* Pop() {
-    detail::Thread* tail = tail_;
-    detail::Thread* next = tail->mpsc_next.load(std::memory_order_acquire);
-    if (tail == &stub_) {
-      if (next == nullptr) return nullptr;
-      tail_ = next;
-      tail = next;
-      next = next->mpsc_next.load(std::memory_order_acquire);
+  // Owner only. Every pushed thread, oldest first, linked through mpsc_next; nullptr if none.
+  detail::Thread* TakeAll() {
+    detail::Thread* list = head_.exchange(nullptr, std::memory_order_acquire);
+    detail::Thread* fifo = nullptr;
+    while (list != nullptr) {  // the stack is newest first: reverse it
+      detail::Thread* next = list->mpsc_next.load(std::memory_order_relaxed);
+      list->mpsc_next.store(fifo, std::memory_order_relaxed);
+      fifo = list;
+      list = next;
     }
-    if (next != nullptr) {
-      tail_ = next;
-      return tail;
-    }
-    if (tail != head_.load(std::memory_order_acquire)) return nullptr;  // push in progress
-    Push(&stub_);
-    next = tail->mpsc_next.load(std::memory_order_acquire);
-    if (next != nullptr) {
-      tail_ = next;
-      return tail;
-    }
-    return nullptr;
+    return fifo;
   }
 
  private:
-  alignas(64) std::atomic<detail::Thread*> head_;
-  alignas(64) detail::Thread* tail_;
-  detail::Thread stub_;
+  alignas(64) std::atomic<detail::Thread*> head_{nullptr};
 };
 
 }  // namespace junction::sched

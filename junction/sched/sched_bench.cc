@@ -139,6 +139,25 @@ void BM_UthreadYield(benchmark::State& state) {
 }
 BENCHMARK(BM_UthreadYield)->UseRealTime();
 
+// As above, but the two uthreads bill different accounts (as two invocations would): every
+// switch reads the TSC and adds to the core's account table.
+void BM_UthreadYieldAcrossAccounts(benchmark::State& state) {
+  InRuntime(1, [&] {
+    std::atomic<bool> stop{false};
+    SetAccount(accounts::kFirstUser + 1);
+    auto peer = *Spawn([&] {
+      while (!stop.load(std::memory_order_relaxed)) Yield();
+    }, {.account = accounts::kFirstUser + 2});
+    Yield();
+    for (auto _ : state) Yield();
+    stop.store(true);
+    peer.Join();
+  });
+  state.counters["ns_per_yield"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * 2), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_UthreadYieldAcrossAccounts)->UseRealTime();
+
 void BM_UthreadSpawnJoin(benchmark::State& state) {
   InRuntime(1, [&] {
     for (auto _ : state) {
@@ -150,7 +169,8 @@ void BM_UthreadSpawnJoin(benchmark::State& state) {
 BENCHMARK(BM_UthreadSpawnJoin)->UseRealTime();
 
 // Park/unpark ping-pong between uthreads on two polling cores. Reports the round trip and the
-// one-way wake latency (unpark on one core to running on the other) as p50/p99.
+// one-way wake latency as p50/p99: from the TSC just before Unpark() on one core to the TSC
+// just after Park() returned on the other (TSCs are synchronised across cores here).
 void BM_UthreadCrossCoreWake(benchmark::State& state) {
   if (Cpus(2).size() < 2) {
     state.SkipWithError("needs 2 CPUs");
@@ -167,21 +187,25 @@ void BM_UthreadCrossCoreWake(benchmark::State& state) {
     auto peer = *Spawn([&] {
       peer_ref.store(Self());
       while (true) {
+        std::uint64_t woke = 0;  // TSC when Park returned: before touching any shared line
         while (turn.load(std::memory_order_acquire) != 1) {
           if (stop.load()) return;
           Park();
+          woke = Rdtsc();
         }
-        const std::uint64_t now = Rdtsc();
-        if (lat.size() < lat.capacity()) lat.push_back(now - stamp.load(std::memory_order_relaxed));
+        if (woke != 0 && lat.size() < lat.capacity()) {
+          lat.push_back(woke - stamp.load(std::memory_order_relaxed));
+        }
         turn.store(0, std::memory_order_release);
         Unpark(me);
       }
     }, {.core = 1, .stealable = false});
     while (peer_ref.load() == nullptr) Yield();
+    ThreadRef peer_thread = peer_ref.load();
     for (auto _ : state) {
-      stamp.store(Rdtsc(), std::memory_order_relaxed);
       turn.store(1, std::memory_order_release);
-      Unpark(peer_ref.load());
+      stamp.store(Rdtsc(), std::memory_order_relaxed);  // the wake starts at Unpark
+      Unpark(peer_thread);
       while (turn.load(std::memory_order_acquire) != 0) Park();
     }
     stop.store(true);
