@@ -15,8 +15,10 @@ def main(path):
             continue
         name = b["run_name"]
         med[name] = b["real_time"]  # ns (time_unit ns)
-        counters[name] = {k: v for k, v in b.items() if k.endswith("_ns") or k.startswith("ns_per_")}
-    raw = counters.get("BM_RawFcontextSwitch", {}).get("ns_per_switch")
+        counters[name] = {k: v for k, v in b.items() if k.endswith("_ns")}
+    # Iterations of these benchmarks are two switches (there and back; or two yields).
+    per_event = {n: t / 2 for n, t in med.items() if n.startswith(("BM_RawFcontextSwitch", "BM_UthreadYield"))}
+    raw = per_event.get("BM_RawFcontextSwitch")
     ctx = data["context"]
     print(f"Run {ctx['date']} on {ctx['host_name']}, {ctx['num_cpus']} CPUs at {ctx['mhz_per_cpu']} MHz; "
           f"medians of {len([b for b in data['benchmarks'] if b.get('aggregate_name') == 'median'])} "
@@ -26,7 +28,9 @@ def main(path):
     for name, ns in med.items():
         extra = ", ".join(f"{k} = {v:.1f}" for k, v in counters[name].items())
         ratio = ""
-        per = counters[name].get("ns_per_yield") or counters[name].get("ns_per_switch")
+        per = per_event.get(name)
+        if per:
+            extra = f"{per:.1f} ns per switch/yield" + (", " + extra if extra else "")
         if raw and per:
             ratio = f"{per / raw:.1f}x"
         print(f"| {name} | {ns:.1f} | {extra} | {ratio} |")
