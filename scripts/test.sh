@@ -40,4 +40,11 @@ if ((skips > MAX_SKIPS)); then
   echo "test.sh: $skips tests skipped, more than the $MAX_SKIPS expected; see '(Skipped)' above" >&2
   exit 1
 fi
+total=0
+for log in build/ctest.log build-asan/ctest.log; do
+  n=$(sed -n 's/.*tests failed out of \([0-9]*\).*/\1/p' "$log" | tail -1)
+  total=$((total + ${n:-0}))
+done
 echo "test.sh: all tests passed ($skips skipped, at most $MAX_SKIPS expected)"
+# The plain closing line CI reads: ctest counts a skipped test as passed; this line does not.
+echo "tests: $((total - skips)) passed, 0 failed, $skips skipped"
