@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <utility>
 
 #include "junction/sched/thread.h"
 
@@ -23,6 +24,14 @@ class RunQueue {
   // Owner only. Never fails, never allocates.
   void Push(detail::Thread* t) {
     t->seq = next_seq_++;
+    if (next_ == nullptr && pinned_.empty() && overflow_.empty() && RingSizeHint() == 0) {
+      // The queue is empty: the thread goes to the owner's private slot, which Pop takes
+      // without a CAS. It is the oldest queued thread by construction (everything queued
+      // after it goes behind it), so FIFO order holds. Thieves cannot take it: a core with
+      // a single queued thread runs it next anyway.
+      next_ = t;
+      return;
+    }
     if (!t->stealable) {
       pinned_.PushBack(t);
       return;
@@ -39,6 +48,7 @@ class RunQueue {
 
   // Owner only. The next runnable thread in FIFO order, or nullptr.
   detail::Thread* Pop() {
+    if (next_ != nullptr) return std::exchange(next_, nullptr);  // oldest, see Push
     if (pinned_.empty() && overflow_.empty()) return PopRing();  // the common case
     if (!overflow_.empty() && RingSizeHint() == 0) Refill();
     detail::Thread* ring = PeekRingSeq();
@@ -80,8 +90,12 @@ class RunQueue {
     return tail_.load(std::memory_order_relaxed) - head_.load(std::memory_order_relaxed);
   }
   // Owner only.
-  bool Empty() const { return RingSizeHint() == 0 && overflow_.empty() && pinned_.empty(); }
-  std::size_t SizeOwner() const { return RingSizeHint() + overflow_.size() + pinned_.size(); }
+  bool Empty() const {
+    return next_ == nullptr && RingSizeHint() == 0 && overflow_.empty() && pinned_.empty();
+  }
+  std::size_t SizeOwner() const {
+    return (next_ != nullptr) + RingSizeHint() + overflow_.size() + pinned_.size();
+  }
 
  private:
   // Owner-only intrusive FIFO through Thread::next.
@@ -143,6 +157,7 @@ class RunQueue {
   alignas(64) std::atomic<std::uint32_t> head_{0};  // consumers (owner and thieves) CAS
   alignas(64) std::atomic<std::uint32_t> tail_{0};  // owner only
   std::uint64_t next_seq_ = 0;
+  detail::Thread* next_ = nullptr;  // owner-only slot: the oldest thread when set
   List overflow_;
   List pinned_;
   std::atomic<detail::Thread*> slots_[kRingSize] = {};

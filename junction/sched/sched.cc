@@ -112,10 +112,8 @@ void JoinHandle::Detach() {
   }
 }
 
-void Yield() { Need("Yield")->Yield(); }
 void SleepUntil(Deadline deadline) { Need("SleepUntil")->SleepUntil(ToNs(deadline)); }
 ThreadRef Self() { return Need("Self")->current(); }
-void Park() { Need("Park")->Park(); }
 bool ParkUntil(Deadline deadline) { return Need("ParkUntil")->ParkUntil(ToNs(deadline)); }
 
 void Unpark(ThreadRef t) {
