@@ -94,8 +94,8 @@ RouteHandler MakeInvokeHandler(const instances::InstanceManager* manager, billin
     if (biller != nullptr) {
       biller->Complete({.account = call_id,
                         .call_id = call_id_text,
-                        .function = std::string(name),
-                        .ns = std::string(kDefaultNamespace),
+                        .function = pool->name(),
+                        .ns = kDefaultNamespace,
                         .start_ns = start_unix,
                         .end_ns = UnixNs(),
                         .status = reply.status,

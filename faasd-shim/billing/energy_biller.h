@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -40,12 +41,13 @@ struct BillingOptions {
   energy::PowerModelOptions model;
 };
 
-// What the invocation path knows when a call ends.
+// What the invocation path knows when a call ends. `function` and `ns` are views: they must
+// stay valid until the biller is stopped (the deployed pool's name and a constant do).
 struct CompletedCall {
   std::uint64_t account = 0;  // the cycle account the call ran under
   std::string call_id;
-  std::string function;
-  std::string ns;
+  std::string_view function;
+  std::string_view ns;
   std::int64_t start_ns = 0;  // unix ns
   std::int64_t end_ns = 0;
   int status = 0;

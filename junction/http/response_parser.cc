@@ -61,9 +61,9 @@ Status<const Response*> ResponseParser::Deliver() {
   return &response_;
 }
 
-Status<const Response*> ResponseParser::Next() {
+Status<const Response*> ResponseParser::Advance(bool at_eof) {
   core_->set_response_to_head(!pending_.empty() && pending_.front() == Method::kHead);
-  switch (core_->Parse()) {
+  switch (at_eof ? core_->FinishAtEof() : core_->Parse()) {
     case detail::MessageParser::Step::kNeedMore:
       return nullptr;
     case detail::MessageParser::Step::kMessage:
@@ -74,18 +74,9 @@ Status<const Response*> ResponseParser::Next() {
   return std::unexpected(core_->error());
 }
 
-Status<const Response*> ResponseParser::FinishAtEof() {
-  core_->set_response_to_head(!pending_.empty() && pending_.front() == Method::kHead);
-  switch (core_->FinishAtEof()) {
-    case detail::MessageParser::Step::kNeedMore:
-      return nullptr;
-    case detail::MessageParser::Step::kMessage:
-      return Deliver();
-    case detail::MessageParser::Step::kError:
-      break;
-  }
-  return std::unexpected(core_->error());
-}
+Status<const Response*> ResponseParser::Next() { return Advance(/*at_eof=*/false); }
+
+Status<const Response*> ResponseParser::FinishAtEof() { return Advance(/*at_eof=*/true); }
 
 std::size_t ResponseParser::buffered_bytes() const {
   return core_->buffered_bytes();

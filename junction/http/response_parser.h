@@ -95,6 +95,8 @@ class ResponseParser {
 
  private:
   Status<const Response*> Deliver();
+  // Next() and FinishAtEof(): parse on (at_eof: the input has ended) and hand out the result.
+  Status<const Response*> Advance(bool at_eof);
 
   std::unique_ptr<detail::MessageParser> core_;
   std::deque<Method> pending_;

@@ -17,6 +17,7 @@ namespace junction::sched {
 namespace {
 using namespace std::chrono_literals;
 using testing::FirstCpus;
+using testing::RunDelayNs;
 
 void CheckCloses(const IntervalSnapshot& s, std::map<int, std::uint64_t>* last_end) {
   for (const CoreInterval& c : s.cores) {
@@ -83,16 +84,6 @@ TEST(Accounting, IntervalsCloseExactlyUnderMixedLoad) {
   }
   EXPECT_GT(user, 0u);
   EXPECT_GT(idle, 0u);
-}
-
-// Nanoseconds the calling kthread has waited for a CPU (schedstat's run_delay).
-long long RunDelayNs() {
-  std::FILE* f = std::fopen("/proc/thread-self/schedstat", "r");
-  if (f == nullptr) return 0;
-  long long run = 0, wait = 0;
-  const int n = std::fscanf(f, "%lld %lld", &run, &wait);
-  std::fclose(f);
-  return n == 2 ? wait : 0;
 }
 
 // The TSC keeps counting while the kernel runs another process on this CPU, and that time is

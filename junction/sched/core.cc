@@ -388,25 +388,18 @@ void Core::Kick() {
 
 // The public Yield and Park (sched.h) live here so that the core's switch path inlines into
 // them (see SwitchTo).
-void Yield() {
+Core* NeedCore(const char* what) {
   Core* c = ThisCore();
   if (c == nullptr) {
-    std::fprintf(stderr, "junction::sched::Yield called outside a uthread; call it from code "
-                 "running inside Runtime::Run\n");
+    std::fprintf(stderr, "junction::sched::%s called outside a uthread; call it from code "
+                 "running inside Runtime::Run\n", what);
     std::abort();
   }
-  c->Yield();
+  return c;
 }
 
-void Park() {
-  Core* c = ThisCore();
-  if (c == nullptr) {
-    std::fprintf(stderr, "junction::sched::Park called outside a uthread; call it from code "
-                 "running inside Runtime::Run\n");
-    std::abort();
-  }
-  c->Park();
-}
+void Yield() { NeedCore("Yield")->Yield(); }
+void Park() { NeedCore("Park")->Park(); }
 
 void Ready(detail::Thread* t) {
   Core* home = t->core;

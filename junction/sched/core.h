@@ -146,6 +146,8 @@ class Core {
 // a uthread may resume on another kthread, and the compiler must not cache the TLS address
 // across a switch.
 Core* ThisCore();
+// ThisCore(), or abort with a message naming `what` when called outside a uthread.
+Core* NeedCore(const char* what);
 
 void Ready(detail::Thread* t);  // make a blocked thread runnable on its home core; any thread
 

@@ -14,15 +14,6 @@ namespace junction::sched {
 void Trampoline(detail::ctx::transfer_t t);  // core.cc
 
 namespace {
-Core* Need(const char* what) {
-  Core* c = ThisCore();
-  if (c == nullptr) {
-    std::fprintf(stderr, "junction::sched::%s called outside a uthread; call it from code "
-                 "running inside Runtime::Run\n", what);
-    std::abort();
-  }
-  return c;
-}
 std::int64_t ToNs(Deadline d) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(d.time_since_epoch()).count();
 }
@@ -88,7 +79,7 @@ void StartThread(Thread* t, const SpawnOptions& o) {
 
 void JoinHandle::Join() {
   assert(t_ != nullptr && "Join on an empty or already joined handle");
-  Core* c = Need("JoinHandle::Join");
+  Core* c = NeedCore("JoinHandle::Join");
   detail::Thread* t = std::exchange(t_, nullptr);
   std::uintptr_t expected = 0;
   if (t->join_word.compare_exchange_strong(expected, reinterpret_cast<std::uintptr_t>(c->current()),
@@ -112,9 +103,9 @@ void JoinHandle::Detach() {
   }
 }
 
-void SleepUntil(Deadline deadline) { Need("SleepUntil")->SleepUntil(ToNs(deadline)); }
-ThreadRef Self() { return Need("Self")->current(); }
-bool ParkUntil(Deadline deadline) { return Need("ParkUntil")->ParkUntil(ToNs(deadline)); }
+void SleepUntil(Deadline deadline) { NeedCore("SleepUntil")->SleepUntil(ToNs(deadline)); }
+ThreadRef Self() { return NeedCore("Self")->current(); }
+bool ParkUntil(Deadline deadline) { return NeedCore("ParkUntil")->ParkUntil(ToNs(deadline)); }
 
 void Unpark(ThreadRef t) {
   std::uint32_t s = t->park_state.load(std::memory_order_acquire);
@@ -131,8 +122,8 @@ void Unpark(ThreadRef t) {
   }
 }
 
-AccountId CurrentAccount() { return Need("CurrentAccount")->current()->account; }
-void SetAccount(AccountId account) { Need("SetAccount")->SetAccount(account); }
+AccountId CurrentAccount() { return NeedCore("CurrentAccount")->current()->account; }
+void SetAccount(AccountId account) { NeedCore("SetAccount")->SetAccount(account); }
 bool InRuntime() { return ThisCore() != nullptr; }
 int CurrentCore() {
   Core* c = ThisCore();
@@ -143,8 +134,8 @@ int CurrentCore() {
 
 // --- core hooks (core_hooks.h) ---------------------------------------------------------------
 namespace junction::sched {
-void AddPollHook(std::function<void()> hook) { Need("AddPollHook")->AddPollHook(std::move(hook)); }
+void AddPollHook(std::function<void()> hook) { NeedCore("AddPollHook")->AddPollHook(std::move(hook)); }
 Status<void> AddIdleFd(int fd, std::uint32_t events, std::function<void(std::uint32_t)> callback) {
-  return Need("AddIdleFd")->AddIdleFd(fd, events, std::move(callback));
+  return NeedCore("AddIdleFd")->AddIdleFd(fd, events, std::move(callback));
 }
 }  // namespace junction::sched

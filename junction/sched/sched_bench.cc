@@ -122,13 +122,17 @@ BENCHMARK(BM_StdMutexHandoff)->UseRealTime();
 
 // --- the runtime ----------------------------------------------------------------------------
 
-// One yield: two uthreads on one core alternate; each iteration is one switch to the other.
+// One yield: two uthreads on one core alternate; each iteration is two switches. With
+// accounts:1 they bill different accounts (as two invocations would), so every switch also
+// reads the TSC and adds to the core's account table.
 void BM_UthreadYield(benchmark::State& state) {
+  const bool two_accounts = state.range(0) != 0;
   InRuntime(1, [&] {
     std::atomic<bool> stop{false};
+    if (two_accounts) SetAccount(accounts::kFirstUser + 1);
     auto peer = *Spawn([&] {
       while (!stop.load(std::memory_order_relaxed)) Yield();
-    });
+    }, {.account = two_accounts ? accounts::kFirstUser + 2 : accounts::kInherit});
     Yield();
     for (auto _ : state) Yield();
     stop.store(true);
@@ -137,26 +141,7 @@ void BM_UthreadYield(benchmark::State& state) {
   state.counters["ns_per_yield"] = benchmark::Counter(
       static_cast<double>(state.iterations() * 2), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
-BENCHMARK(BM_UthreadYield)->UseRealTime();
-
-// As above, but the two uthreads bill different accounts (as two invocations would): every
-// switch reads the TSC and adds to the core's account table.
-void BM_UthreadYieldAcrossAccounts(benchmark::State& state) {
-  InRuntime(1, [&] {
-    std::atomic<bool> stop{false};
-    SetAccount(accounts::kFirstUser + 1);
-    auto peer = *Spawn([&] {
-      while (!stop.load(std::memory_order_relaxed)) Yield();
-    }, {.account = accounts::kFirstUser + 2});
-    Yield();
-    for (auto _ : state) Yield();
-    stop.store(true);
-    peer.Join();
-  });
-  state.counters["ns_per_yield"] = benchmark::Counter(
-      static_cast<double>(state.iterations() * 2), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
-}
-BENCHMARK(BM_UthreadYieldAcrossAccounts)->UseRealTime();
+BENCHMARK(BM_UthreadYield)->Arg(0)->Arg(1)->ArgName("accounts")->UseRealTime();
 
 void BM_UthreadSpawnJoin(benchmark::State& state) {
   InRuntime(1, [&] {

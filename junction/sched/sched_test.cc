@@ -18,6 +18,7 @@ namespace junction::sched {
 namespace {
 using namespace std::chrono_literals;
 using testing::FirstCpus;
+using testing::RunDelayNs;
 using testing::RunIn;
 using testing::RunOnCores;
 
@@ -109,16 +110,6 @@ TEST(Sched, IdleCoreStealsFromABusyOne) {
   }).has_value());
   EXPECT_GT(on_core1.load(), 20) << "core 1 should have taken a share of core 0's work";
   EXPECT_GT((*rt)->counters(1).stolen, 0u);
-}
-
-// Nanoseconds this kthread has spent runnable but waiting for a CPU (schedstat's run_delay).
-long long RunDelayNs() {
-  std::FILE* f = std::fopen("/proc/thread-self/schedstat", "r");
-  if (f == nullptr) return -1;
-  long long run = 0, wait = 0;
-  const int n = std::fscanf(f, "%lld %lld", &run, &wait);
-  std::fclose(f);
-  return n == 2 ? wait : -1;
 }
 
 struct SleepErrors {

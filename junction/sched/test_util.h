@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <functional>
 
 #include "junction/sched/runtime.h"
@@ -15,6 +16,17 @@ inline std::vector<int> FirstCpus(int n) {
   auto cpus = AllowedCpus();
   if (static_cast<int>(cpus.size()) > n) cpus.resize(n);
   return cpus;
+}
+
+// Nanoseconds the calling kthread has spent runnable but waiting for a CPU (schedstat's
+// run_delay); 0 when unreadable. Per kthread: compare readings taken on one kthread only.
+inline long long RunDelayNs() {
+  std::FILE* f = std::fopen("/proc/thread-self/schedstat", "r");
+  if (f == nullptr) return 0;
+  long long run = 0, wait = 0;
+  const int n = std::fscanf(f, "%lld %lld", &run, &wait);
+  std::fclose(f);
+  return n == 2 ? wait : 0;
 }
 
 inline void RunIn(RuntimeConfig config, std::function<void()> body) {
