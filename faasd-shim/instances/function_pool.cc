@@ -15,7 +15,16 @@ std::int64_t NowNs() { return junction::sched::MonoNs(); }
 
 FunctionPool::FunctionPool(std::string name, std::shared_ptr<const store::NativeFunction> fn,
                            PoolOptions options)
-    : name_(std::move(name)), fn_(std::move(fn)), options_(std::move(options)) {}
+    : name_(std::move(name)),
+      options_(std::move(options)),
+      factory_([fn = std::move(fn), this]() -> junction::Status<std::unique_ptr<store::FunctionInstance>> {
+        auto inst = store::Instance::Create(fn, options_.env, options_.instance);
+        if (!inst) return std::unexpected(inst.error());
+        return std::make_unique<store::Instance>(std::move(*inst));
+      }) {}
+
+FunctionPool::FunctionPool(std::string name, InstanceFactory factory, PoolOptions options)
+    : name_(std::move(name)), options_(std::move(options)), factory_(std::move(factory)) {}
 
 FunctionPool::~FunctionPool() = default;
 
@@ -64,7 +73,7 @@ InvokeOutcome FunctionPool::Invoke(const store::Request& request, store::Respons
   }
   if (cold) {
     const auto t0 = Clock::now();
-    auto inst = store::Instance::Create(fn_, options_.env, options_.instance);
+    auto inst = factory_();
     out.cold_start_time = Clock::now() - t0;
     std::unique_lock<junction::sched::Mutex> lock(mu_);
     --starting_;
@@ -75,7 +84,7 @@ InvokeOutcome FunctionPool::Invoke(const store::Request& request, store::Respons
       return out;
     }
     auto s = std::make_unique<Slot>();
-    s->instance = std::make_unique<store::Instance>(std::move(*inst));
+    s->instance = std::move(*inst);
     s->inflight.store(1, std::memory_order_relaxed);
     s->users.store(1, std::memory_order_relaxed);
     slot = s.get();

@@ -1,7 +1,8 @@
 // function_pool.h — the instances of one deployed function: cold start, least-loaded pick,
 // per-instance in-flight limit, scale to zero.
 //
-// A pool holds up to `replicas` Instances of one NativeFunction. Invoke() runs a request on
+// A pool holds up to `replicas` instances of one function: native Instances of a
+// NativeFunction, or whatever an InstanceFactory makes (exec functions). Invoke() runs a request on
 // the warm instance with the fewest requests in flight; when none is warm, or every warm one
 // is at its in-flight limit and the pool may still grow, it cold-starts one (the function's
 // init) on the calling uthread and reports how long that took. When every instance is at its
@@ -15,6 +16,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,12 +29,17 @@
 
 namespace faasnode::instances {
 
+// Makes one instance (its cold start); called on the invoking uthread, from any core, possibly
+// on several at once. Errors become kColdStartFailed with their message.
+using InstanceFactory =
+    std::function<junction::Status<std::unique_ptr<store::FunctionInstance>>()>;
+
 struct PoolOptions {
   int replicas = 1;               // the most instances at once (>= 1)
   int max_inflight = 0;           // per instance; 0: unlimited
   std::chrono::milliseconds idle_timeout{0};  // scale to zero after this long idle; 0: never
-  store::FunctionEnv env;
-  store::InstanceOptions instance;
+  store::FunctionEnv env;            // native instances only (a factory brings its own)
+  store::InstanceOptions instance;   // native instances only
 };
 
 // How one invocation went, beside the function's own response.
@@ -53,7 +60,10 @@ struct PoolStats {
 
 class FunctionPool {
  public:
+  // Native: instances are store::Instance::Create(fn, options.env, options.instance).
   FunctionPool(std::string name, std::shared_ptr<const store::NativeFunction> fn, PoolOptions options);
+  // Any kind: instances come from `factory` (not empty).
+  FunctionPool(std::string name, InstanceFactory factory, PoolOptions options);
   ~FunctionPool();
   FunctionPool(const FunctionPool&) = delete;
   FunctionPool& operator=(const FunctionPool&) = delete;
@@ -71,7 +81,7 @@ class FunctionPool {
 
  private:
   struct Slot {
-    std::unique_ptr<store::Instance> instance;
+    std::unique_ptr<store::FunctionInstance> instance;
     std::atomic<int> inflight{0};
     std::atomic<std::int64_t> last_used_ns{0};
     std::atomic<int> users{0};  // pickers holding a pointer; a slot with users is never reaped
@@ -79,8 +89,8 @@ class FunctionPool {
   Slot* Pick(bool* must_cold_start);
 
   const std::string name_;
-  const std::shared_ptr<const store::NativeFunction> fn_;
   const PoolOptions options_;
+  const InstanceFactory factory_;
   junction::sched::Mutex mu_;               // guards slots_ (the vector, not the slots)
   junction::sched::CondVar started_;        // a cold start finished (or failed)
   std::vector<std::unique_ptr<Slot>> slots_;

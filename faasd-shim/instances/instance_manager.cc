@@ -21,6 +21,11 @@ junction::Status<void> InstanceManager::Deploy(Deployment d) {
   if (d.pool.replicas < 1) {
     return MakeError(ErrorCode::kInvalidArgument, fmt::format("function {}: replicas must be at least 1", d.name));
   }
+  if (d.factory) {
+    std::string name = d.name;
+    pools_.emplace(name, std::make_unique<FunctionPool>(std::move(d.name), std::move(d.factory), std::move(d.pool)));
+    return {};
+  }
   if (d.artifact.empty()) d.artifact = d.name;
   auto fn = store_->Load(d.artifact);
   if (!fn) {

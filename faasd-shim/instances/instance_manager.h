@@ -25,6 +25,9 @@ struct Deployment {
   std::string name;      // the function's name on the API (/function/NAME)
   std::string artifact;  // the object in the function store (NAME.so); usually the name
   PoolOptions pool;
+  // When set, instances come from it (e.g. an exec function, faasd-shim/exec) and `artifact`
+  // is not loaded.
+  InstanceFactory factory;
 };
 
 class InstanceManager {
@@ -32,7 +35,8 @@ class InstanceManager {
   explicit InstanceManager(store::FunctionStore* store) : store_(store) {}
   ~InstanceManager();
 
-  // Loads the artifact (blocks the kthread the first time: do it at start-up) and adds the
+  // Loads the artifact unless a factory is given (blocks the kthread the first time: do it at
+  // start-up) and adds the
   // function with no instances yet (the first request cold-starts one). Errors: a frozen
   // manager, a duplicate name, bad options, and the store's load errors.
   junction::Status<void> Deploy(Deployment deployment);

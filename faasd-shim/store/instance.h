@@ -79,20 +79,44 @@ struct Request {
   std::uint64_t call_id = 0;  // the node's invocation id, for logs
 };
 
+// Energy a function measured itself and reported for its invocation (ABI v2, report_energy):
+// zones the node cannot attribute from its own counters. The biller adds it to the ledger row.
+enum class MeasuredZone { kGpu };
+enum class MeasuredSource { kNvml };
+struct MeasuredEnergy {
+  MeasuredZone zone = MeasuredZone::kGpu;
+  MeasuredSource source = MeasuredSource::kNvml;
+  double joules = 0.0;  // finite, >= 0
+};
+
 // What the function answered. Reuse one across calls: Clear() keeps the capacity.
 struct Response {
   int status = 200;
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
+  std::vector<MeasuredEnergy> energy;  // in the order reported; empty for most functions
 
   void Clear() {
     status = 200;
     headers.clear();
     body.clear();
+    energy.clear();
   }
 };
 
-class Instance {
+// What the instances layer runs requests on: a native Instance (below) or an exec one
+// (faasd-shim/exec). Invoke has Instance::Invoke's contract: fills `response` (cleared first),
+// or returns an error naming the function, for a 500 with its message. Implementations are
+// reentrant (several uthreads may Invoke one at once) and must not block their kthread.
+class FunctionInstance {
+ public:
+  virtual ~FunctionInstance() = default;
+  [[nodiscard]] virtual junction::Status<void> Invoke(const Request& request,
+                                                      Response& response) const = 0;
+  virtual std::string_view name() const = 0;
+};
+
+class Instance final : public FunctionInstance {
  public:
   // Calls the function's init once with `env`. Errors: kUnavailable when init returns non-zero
   // (the function's log says why; the error names the function and the code).
@@ -105,7 +129,7 @@ class Instance {
   Instance(const Instance&) = delete;
   Instance& operator=(const Instance&) = delete;
   // Calls fini once (not for a moved-from Instance).
-  ~Instance();
+  ~Instance() override;
 
   // Runs the handler for `request` and fills `response` (cleared first). Errors, each naming
   // the function, with `response` cleared — answer 500 with the message:
@@ -114,9 +138,10 @@ class Instance {
   //                      a token or whose value has CR/LF/NUL, or a framing header
   //                      (Content-Length, Transfer-Encoding, Connection);
   //   kResourceExhausted the body passed options.max_response_body_bytes.
-  [[nodiscard]] junction::Status<void> Invoke(const Request& request, Response& response) const;
+  [[nodiscard]] junction::Status<void> Invoke(const Request& request,
+                                              Response& response) const override;
 
-  std::string_view name() const;
+  std::string_view name() const override;
   const NativeFunction& function() const;
 
  private:
