@@ -14,6 +14,23 @@ NetCounters& NetCounters::operator+=(const NetCounters& o) {
   datagrams_out += o.datagrams_out;
   timeouts += o.timeouts;
   errors += o.errors;
+  rx_packets += o.rx_packets;
+  rx_bytes += o.rx_bytes;
+  tx_packets += o.tx_packets;
+  tx_bytes += o.tx_bytes;
+  drop_bad_checksum += o.drop_bad_checksum;
+  drop_malformed += o.drop_malformed;
+  drop_unknown_proto += o.drop_unknown_proto;
+  drop_fragment += o.drop_fragment;
+  drop_not_for_us += o.drop_not_for_us;
+  drop_no_socket += o.drop_no_socket;
+  drop_no_buffer += o.drop_no_buffer;
+  drop_arp_unresolved += o.drop_arp_unresolved;
+  drop_fault += o.drop_fault;
+  arp_in += o.arp_in;
+  icmp_echo_replies += o.icmp_echo_replies;
+  tcp_retransmits += o.tcp_retransmits;
+  tcp_resets += o.tcp_resets;
   return *this;
 }
 
@@ -43,6 +60,23 @@ NetCounters NetCounterSet::Read(int core) const {
   r.datagrams_out = get(Counter::kDatagramsOut);
   r.timeouts = get(Counter::kTimeouts);
   r.errors = get(Counter::kErrors);
+  r.rx_packets = get(Counter::kRxPackets);
+  r.rx_bytes = get(Counter::kRxBytes);
+  r.tx_packets = get(Counter::kTxPackets);
+  r.tx_bytes = get(Counter::kTxBytes);
+  r.drop_bad_checksum = get(Counter::kDropBadChecksum);
+  r.drop_malformed = get(Counter::kDropMalformed);
+  r.drop_unknown_proto = get(Counter::kDropUnknownProto);
+  r.drop_fragment = get(Counter::kDropFragment);
+  r.drop_not_for_us = get(Counter::kDropNotForUs);
+  r.drop_no_socket = get(Counter::kDropNoSocket);
+  r.drop_no_buffer = get(Counter::kDropNoBuffer);
+  r.drop_arp_unresolved = get(Counter::kDropArpUnresolved);
+  r.drop_fault = get(Counter::kDropFault);
+  r.arp_in = get(Counter::kArpIn);
+  r.icmp_echo_replies = get(Counter::kIcmpEchoReplies);
+  r.tcp_retransmits = get(Counter::kTcpRetransmits);
+  r.tcp_resets = get(Counter::kTcpResets);
   return r;
 }
 
