@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -123,6 +124,30 @@ int HostWriteBody(faasnode_response* r, const void* data, std::size_t size) {
   return FAASNODE_OK;
 }
 
+int HostReportEnergy(faasnode_response* r, int zone, double joules, int source) {
+  if (zone != FAASNODE_ENERGY_ZONE_GPU) {
+    return Refuse(r, ErrorCode::kInvalidArgument,
+                  fmt::format("reported energy in zone {}; the only zone a function may report is "
+                              "FAASNODE_ENERGY_ZONE_GPU ({})",
+                              zone, static_cast<int>(FAASNODE_ENERGY_ZONE_GPU)),
+                  FAASNODE_ERR_INVALID);
+  }
+  if (source != FAASNODE_ENERGY_SOURCE_NVML) {
+    return Refuse(r, ErrorCode::kInvalidArgument,
+                  fmt::format("reported energy from source {}; the only source is "
+                              "FAASNODE_ENERGY_SOURCE_NVML ({})",
+                              source, static_cast<int>(FAASNODE_ENERGY_SOURCE_NVML)),
+                  FAASNODE_ERR_INVALID);
+  }
+  if (!std::isfinite(joules) || joules < 0) {
+    return Refuse(r, ErrorCode::kInvalidArgument,
+                  fmt::format("reported {} J of energy; joules must be finite and >= 0", joules),
+                  FAASNODE_ERR_INVALID);
+  }
+  r->out->energy.push_back({MeasuredZone::kGpu, MeasuredSource::kNvml, joules});
+  return FAASNODE_OK;
+}
+
 void DefaultLog(const LogRecord& r) {
   static constexpr std::string_view kNames[] = {"debug", "info", "warn", "error"};
   std::fputs(fmt::format("[fn {} #{}] {}: {}\n", r.function, r.call_id,
@@ -212,6 +237,7 @@ Status<Instance> Instance::Create(std::shared_ptr<const NativeFunction> fn, Func
   s->host.sleep_ns = &HostSleepNs;
   s->host.yield = &HostYield;
   s->host.now_ns = &HostNowNs;
+  s->host.report_energy = &HostReportEnergy;
 
   int rc = s->fn->descriptor().init(&s->host, &s->c_env, &s->fn_state);
   if (rc != FAASNODE_OK) {

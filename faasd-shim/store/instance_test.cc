@@ -201,6 +201,10 @@ TEST_F(InstanceTest, RefusedResponsesFailTheCallAndSayWhy) {
       {"do=big", ErrorCode::kResourceExhausted, "wrote more than 1024 bytes of response body"},
       {"do=throw", ErrorCode::kInternal, "function 'probe' failed: handle returned 3"},
       {"do=fail", ErrorCode::kInternal, "function 'probe' failed: handle returned 3"},
+      {"do=bad-zone", ErrorCode::kInvalidArgument,
+       "reported energy in zone 7; the only zone a function may report is"},
+      {"do=bad-source", ErrorCode::kInvalidArgument, "reported energy from source 9"},
+      {"do=bad-joules", ErrorCode::kInvalidArgument, "joules must be finite and >= 0"},
   };
   for (const Case& c : cases) {
     Response resp;
@@ -214,6 +218,7 @@ TEST_F(InstanceTest, RefusedResponsesFailTheCallAndSayWhy) {
         << c.query << ": " << s.error().message();
     EXPECT_TRUE(resp.body.empty()) << c.query;
     EXPECT_TRUE(resp.headers.empty()) << c.query;
+    EXPECT_TRUE(resp.energy.empty()) << c.query;
   }
   EXPECT_EQ(log_.Count("handler threw: asked to throw"), 1);
   EXPECT_EQ(log_.Count("handler threw: an exception not derived from std::exception"), 1);
@@ -221,6 +226,23 @@ TEST_F(InstanceTest, RefusedResponsesFailTheCallAndSayWhy) {
   Response ok;
   EXPECT_TRUE(inst->Invoke({}, ok).has_value());
   EXPECT_EQ(ok.status, 203);
+}
+
+TEST_F(InstanceTest, ReportedEnergyReachesTheResponseInOrder) {
+  auto inst = Instance::Create(probe_, {}, Options());
+  ASSERT_TRUE(inst.has_value());
+  Response resp;
+  Request req;
+  req.query = "do=energy";
+  ASSERT_TRUE(inst->Invoke(req, resp).has_value());
+  ASSERT_EQ(resp.energy.size(), 2u);
+  EXPECT_EQ(resp.energy[0].zone, MeasuredZone::kGpu);
+  EXPECT_EQ(resp.energy[0].source, MeasuredSource::kNvml);
+  EXPECT_DOUBLE_EQ(resp.energy[0].joules, 1.25);
+  EXPECT_DOUBLE_EQ(resp.energy[1].joules, 0.5);
+  // A call that reports nothing leaves the list empty (the response is reused).
+  ASSERT_TRUE(inst->Invoke({}, resp).has_value());
+  EXPECT_TRUE(resp.energy.empty());
 }
 
 // As the node runs them: on a uthread, where a C++ exception unwinds the uthread's own stack.

@@ -84,9 +84,13 @@ Status<NativeFunction> NativeFunction::Load(const std::string& path) {
   }
   // Only the frozen prefix may be read before the version is known to match.
   const auto* prefix = static_cast<const DescriptorPrefix*>(sym);
-  if (prefix->abi_version != FAASNODE_ABI_VERSION) {
-    return fail(fmt::format("{}: built against SDK ABI v{}; this node speaks v{}: {}", path,
-                            prefix->abi_version, FAASNODE_ABI_VERSION, kRebuildHint));
+  // Every version in [MIN, current] shares the descriptor's layout; later ones only append
+  // to the host table, which an older object never reads past.
+  if (prefix->abi_version < FAASNODE_ABI_MIN_VERSION ||
+      prefix->abi_version > FAASNODE_ABI_VERSION) {
+    return fail(fmt::format("{}: built against SDK ABI v{}; this node speaks v{} to v{}: {}", path,
+                            prefix->abi_version, FAASNODE_ABI_MIN_VERSION, FAASNODE_ABI_VERSION,
+                            kRebuildHint));
   }
   if (prefix->struct_size < sizeof(faasnode_function_descriptor)) {
     return fail(fmt::format("{}: its ABI v{} descriptor is {} bytes, v{} needs {}: {}", path,

@@ -6,7 +6,8 @@
 //
 // Load dlopen()s the object (RTLD_NOW | RTLD_LOCAL: every symbol is resolved up front, none
 // leaks into other functions), finds FAASNODE_FUNCTION_SYMBOL and refuses the object unless
-// its descriptor speaks this node's FAASNODE_ABI_VERSION, covers that version's fields, has
+// its descriptor speaks an ABI version this node loads (FAASNODE_ABI_MIN_VERSION to
+// FAASNODE_ABI_VERSION), covers that version's fields, has
 // a name and has all three callbacks. A NativeFunction is move-only and dlclose()s on
 // destruction: keep it alive (Instance holds a shared_ptr) while any instance of it exists.
 //

@@ -33,7 +33,15 @@ TEST(NativeFunctionTest, WrongAbiVersionIsRefusedWithTheRebuildHint) {
   EXPECT_EQ(
       fn.error().message(),
       Fixture("wrong-abi") +
-          ": built against SDK ABI v2; this node speaks v1: rebuild it against functions/sdk");
+          ": built against SDK ABI v99; this node speaks v1 to v2: rebuild it against functions/sdk");
+}
+
+TEST(NativeFunctionTest, LoadsAnObjectBuiltAgainstAbiV1) {
+  // v2 appended report_energy to the host table; a v1 object never reads it and still loads.
+  auto fn = NativeFunction::Load(Fixture("abi-v1"));
+  ASSERT_TRUE(fn.has_value()) << fn.error().message();
+  EXPECT_EQ(fn->descriptor().abi_version, 1u);
+  EXPECT_EQ(fn->name(), "abi-v1");
 }
 
 TEST(NativeFunctionTest, MissingDescriptorSymbolIsRefused) {

@@ -2,7 +2,8 @@
 //
 // Body: one "key=value" line per request property. ?do=... selects a misbehaviour: throw,
 // bad-status, bad-header, crlf, framing, big (2 KiB of body), fail (returns non-zero via a
-// throw of a non-std type). The env var FAIL_INIT makes the constructor throw.
+// throw of a non-std type), energy (reports 1.25 + 0.5 J of GPU energy), bad-zone, bad-source,
+// bad-joules (refused energy reports). The env var FAIL_INIT makes the constructor throw.
 #include <atomic>
 #include <stdexcept>
 #include <string>
@@ -34,6 +35,19 @@ class Probe {
     if (what == "crlf") resp.Header("X-Injected", "a\r\nSet-Cookie: x");
     if (what == "framing") resp.Header("content-length", "5");
     if (what == "big") resp.Write(std::string(2048, 'x'));
+    if (what == "energy") {  // two reports that add up: 1.25 J + 0.5 J in zone gpu
+      resp.ReportEnergy(FAASNODE_ENERGY_ZONE_GPU, 1.25, FAASNODE_ENERGY_SOURCE_NVML);
+      resp.ReportEnergy(FAASNODE_ENERGY_ZONE_GPU, 0.5, FAASNODE_ENERGY_SOURCE_NVML);
+    }
+    if (what == "bad-zone") {
+      resp.ReportEnergy(static_cast<faasnode_energy_zone>(7), 1.0, FAASNODE_ENERGY_SOURCE_NVML);
+    }
+    if (what == "bad-source") {
+      resp.ReportEnergy(FAASNODE_ENERGY_ZONE_GPU, 1.0, static_cast<faasnode_energy_source>(9));
+    }
+    if (what == "bad-joules") {
+      resp.ReportEnergy(FAASNODE_ENERGY_ZONE_GPU, -1.0, FAASNODE_ENERGY_SOURCE_NVML);
+    }
     req.Log(LogLevel::kWarn, "handled");
 
     std::string out;

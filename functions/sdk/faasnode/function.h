@@ -248,6 +248,13 @@ class Response {
   bool Write(std::string_view bytes) {
     return host_->write_body(r_, bytes.data(), bytes.size()) == FAASNODE_OK;
   }
+  // Bills measured energy to this invocation (function_abi.h, report_energy), e.g.
+  // ReportEnergy(FAASNODE_ENERGY_ZONE_GPU, joules, FAASNODE_ENERGY_SOURCE_NVML). False when
+  // refused (bad zone, source or value; that also fails the invocation).
+  bool ReportEnergy(faasnode_energy_zone zone, double joules, faasnode_energy_source source) {
+    return host_->report_energy(r_, static_cast<int>(zone), joules, static_cast<int>(source)) ==
+           FAASNODE_OK;
+  }
 
  private:
   const faasnode_host* host_;

@@ -36,7 +36,11 @@
  *
  * Versioning: the first two fields of the descriptor and of the host table (abi_version,
  * struct_size) are frozen for every future version. Any change to the layout or meaning of
- * anything in this header raises FAASNODE_ABI_VERSION.
+ * anything in this header raises FAASNODE_ABI_VERSION. A node loads objects built against any
+ * version from FAASNODE_ABI_MIN_VERSION to its own FAASNODE_ABI_VERSION (new versions only
+ * append to the host table, so an older object simply never calls what it does not know).
+ *   v1: the first release.
+ *   v2: faasnode_host.report_energy (energy a function measured itself, e.g. GPU joules).
  */
 #ifndef FAASNODE_FUNCTION_ABI_H_
 #define FAASNODE_FUNCTION_ABI_H_
@@ -49,7 +53,9 @@ extern "C" {
 #endif
 
 /* The ABI this header describes. */
-#define FAASNODE_ABI_VERSION 1u
+#define FAASNODE_ABI_VERSION 2u
+/* The oldest ABI this header's node still loads (v1 objects run unchanged on a v2 node). */
+#define FAASNODE_ABI_MIN_VERSION 1u
 /* The one symbol a function object exports (a faasnode_function_descriptor). */
 #define FAASNODE_FUNCTION_SYMBOL "faasnode_function"
 /* Marks the descriptor as exported when the object is built with -fvisibility=hidden. */
@@ -69,6 +75,17 @@ enum faasnode_log_level {
   FAASNODE_LOG_INFO = 1,
   FAASNODE_LOG_WARN = 2,
   FAASNODE_LOG_ERROR = 3
+};
+
+/* report_energy (v2): the zones a function may bill itself, and where its figure came from.
+ * Only zones the node cannot attribute from its own counters are accepted: the node bills the
+ * CPU package/core/dram joules of every invocation itself, so a function reporting those would
+ * be counted twice. */
+enum faasnode_energy_zone {
+  FAASNODE_ENERGY_ZONE_GPU = 1 /* an accelerator's own energy counter */
+};
+enum faasnode_energy_source {
+  FAASNODE_ENERGY_SOURCE_NVML = 1 /* NVML's total-energy counter, read before and after */
 };
 
 /* No deadline (faasnode_request.deadline_ns). */
@@ -125,6 +142,16 @@ typedef struct faasnode_host {
   void (*yield)(void);
   /* CLOCK_MONOTONIC in nanoseconds: the clock of faasnode_request.deadline_ns. */
   uint64_t (*now_ns)(void);
+
+  /* --- v2 (present when abi_version >= 2) --- */
+
+  /* Bills `joules` of measured energy in `zone` (faasnode_energy_zone) from `source`
+   * (faasnode_energy_source) to this invocation, on top of what the node attributes itself;
+   * the node adds it to the invocation's ledger row and prices its carbon (handle only; calls
+   * add up). Refused with FAASNODE_ERR_INVALID — which also fails the invocation — for an
+   * unknown zone or source, or joules that are negative, NaN or infinite. Report only what was
+   * measured: where there is no counter, report nothing (the zone then stays absent). */
+  int (*report_energy)(faasnode_response* response, int zone, double joules, int source);
 } faasnode_host;
 
 /* One invocation. Valid for the duration of the handle call that receives it. */
