@@ -20,7 +20,7 @@ using junction::Status;
 namespace {
 
 constexpr uint64_t kSeqMagic = 0x6661617365716e6fULL;  // "faaseqno"
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;  // 2: intervals carry their carbon (the *_grams columns)
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS invocations (
@@ -50,7 +50,9 @@ CREATE TABLE IF NOT EXISTS intervals (
   package_j REAL, core_j REAL, uncore_j REAL, dram_j REAL, psys_j REAL, gpu_j REAL,
   meter_total_j REAL NOT NULL, invocations_j REAL NOT NULL, idle_j REAL NOT NULL,
   overhead_j REAL NOT NULL, unaccounted_j REAL NOT NULL,
-  accounts INTEGER NOT NULL, merged INTEGER NOT NULL);
+  accounts INTEGER NOT NULL, merged INTEGER NOT NULL,
+  intensity_g_per_kwh REAL, meter_grams REAL, invocations_grams REAL, idle_grams REAL,
+  overhead_grams REAL, unaccounted_grams REAL);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS crash_reports (
   id INTEGER PRIMARY KEY, detected_ns INTEGER NOT NULL, rows_lost INTEGER NOT NULL,
@@ -159,6 +161,16 @@ Status<void> Ledger::OpenFiles() {
                                  "upgrade the node or use another ledger path",
                                  options_.path, *version, kSchemaVersion));
   }
+  if (*version == 1) {
+    // A version-1 ledger's intervals have no carbon columns: add them (NULL = not priced).
+    for (const char* column : {"intensity_g_per_kwh", "meter_grams", "invocations_grams",
+                               "idle_grams", "overhead_grams", "unaccounted_grams"}) {
+      if (auto ok = db_->Exec(fmt::format("ALTER TABLE intervals ADD COLUMN {} REAL", column));
+          !ok) {
+        return ok;
+      }
+    }
+  }
   if (auto ok = db_->Exec(
           fmt::format("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', {})",
                       kSchemaVersion));
@@ -172,8 +184,10 @@ Status<void> Ledger::OpenFiles() {
   insert_invocation_ = std::move(*inv);
   auto iv = db_->Prepare(
       "INSERT INTO intervals (begin_ns,end_ns,source,package_j,core_j,uncore_j,dram_j,psys_j,"
-      "gpu_j,meter_total_j,invocations_j,idle_j,overhead_j,unaccounted_j,accounts,merged) "
-      "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)");
+      "gpu_j,meter_total_j,invocations_j,idle_j,overhead_j,unaccounted_j,accounts,merged,"
+      "intensity_g_per_kwh,meter_grams,invocations_grams,idle_grams,overhead_grams,"
+      "unaccounted_grams) "
+      "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22)");
   if (!iv) return std::unexpected(iv.error());
   insert_interval_ = std::move(*iv);
   auto ag = db_->Prepare(
@@ -301,6 +315,17 @@ Status<void> Ledger::PushInterval(const IntervalRecord& record) {
   m.unaccounted_j += record.unaccounted_j;
   m.accounts += record.accounts;
   m.merged += record.merged;
+  if (m.priced && record.priced) {
+    const double j = m.meter.NodeTotal().value;
+    m.meter_grams += record.meter_grams;
+    m.invocations_grams += record.invocations_grams;
+    m.idle_grams += record.idle_grams;
+    m.overhead_grams += record.overhead_grams;
+    m.unaccounted_grams += record.unaccounted_grams;
+    m.intensity_g_per_kwh = j > 0 ? m.meter_grams * 3.6e6 / j : record.intensity_g_per_kwh;
+  } else {
+    m.priced = false;
+  }
   return {};
 }
 
@@ -467,6 +492,16 @@ Status<void> Ledger::WriteBatchRows() {
     is.Bind(14, r.unaccounted_j);
     is.Bind(15, static_cast<int64_t>(r.accounts));
     is.Bind(16, static_cast<int64_t>(r.merged));
+    if (r.priced) {
+      is.Bind(17, r.intensity_g_per_kwh);
+      is.Bind(18, r.meter_grams);
+      is.Bind(19, r.invocations_grams);
+      is.Bind(20, r.idle_grams);
+      is.Bind(21, r.overhead_grams);
+      is.Bind(22, r.unaccounted_grams);
+    } else {
+      for (int i = 17; i <= 22; ++i) is.BindNull(i);
+    }
     if (auto ok = is.Run(); !ok) return fail(ok.error());
   }
   SqliteStatement& as = insert_aggregate_;

@@ -76,6 +76,26 @@ struct IntervalRecord {
   double unaccounted_j = 0.0;
   uint32_t accounts = 0;  // invocation accounts in the interval
   uint32_t merged = 1;    // intervals folded into this row (>1 only after a full queue)
+  // Carbon of each class at the interval's mean intensity (grams = J / 3.6e6 × intensity);
+  // priced = false when the interval could not be priced (the grams columns are then NULL).
+  bool priced = false;
+  double intensity_g_per_kwh = 0.0;
+  double meter_grams = 0.0;
+  double invocations_grams = 0.0;
+  double idle_grams = 0.0;
+  double overhead_grams = 0.0;
+  double unaccounted_grams = 0.0;
+
+  // Prices every class at `g_per_kwh` (the interval's mean intensity).
+  void Price(double g_per_kwh) {
+    priced = true;
+    intensity_g_per_kwh = g_per_kwh;
+    meter_grams = carbon::Grams(meter.NodeTotal(), g_per_kwh);
+    invocations_grams = carbon::Grams(Joules{invocations_j}, g_per_kwh);
+    idle_grams = carbon::Grams(Joules{idle_j}, g_per_kwh);
+    overhead_grams = carbon::Grams(Joules{overhead_j}, g_per_kwh);
+    unaccounted_grams = carbon::Grams(Joules{unaccounted_j}, g_per_kwh);
+  }
 
   static IntervalRecord From(const IntervalAttribution& a) {
     IntervalRecord r;

@@ -3,15 +3,38 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include <array>
+#include <span>
 #include <vector>
 
+#include "faasd-shim/billing/call_cycles.h"
 #include "junction/sched/sched.h"
 
 namespace faasnode::api {
 namespace {
+
+// A random UUID (version 4) for a call that came without X-Call-Id, as the gateway makes one;
+// a per-kthread xorshift generator seeded once from getrandom(2): no syscall per call.
+std::string NewCallUuid() {
+  thread_local std::uint64_t state = [] {
+    std::uint64_t seed = 0;
+    while (getrandom(&seed, sizeof(seed), 0) != static_cast<ssize_t>(sizeof(seed))) {
+    }
+    return seed | 1;
+  }();
+  auto next = [] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  const std::uint64_t a = next(), b = next();
+  return fmt::format("{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}", a >> 32, (a >> 16) & 0xffff, a & 0xfff,
+                     0x8000 | ((b >> 48) & 0x3fff), b & 0xffffffffffffULL);
+}
 
 // Call ids: per kthread counters tagged with the core, so no core shares a counter.
 std::uint64_t NextCallId() {
@@ -26,6 +49,17 @@ std::int64_t UnixNs() {
   return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
 }
 
+// What the function measured itself (SDK report_energy), as the ledger's zone vector.
+energy::ZoneJoules MeasuredJoules(std::span<const store::MeasuredEnergy> reported) {
+  energy::ZoneJoules out;
+  for (const store::MeasuredEnergy& e : reported) {
+    // The store accepts only zone gpu from NVML (instance.cc, HostReportEnergy).
+    out.Add(energy::Zone::kGpu, energy::Joules{e.joules});
+    out.sources.Add(energy::Source::kNvml);
+  }
+  return out;
+}
+
 }  // namespace
 
 RouteHandler MakeInvokeHandler(const instances::InstanceManager* manager, billing::EnergyBiller* biller) {
@@ -34,47 +68,55 @@ RouteHandler MakeInvokeHandler(const instances::InstanceManager* manager, billin
     const std::size_t slash = rest.find('/');
     std::string_view name = rest.substr(0, slash);
     const std::string_view path = slash == std::string_view::npos ? std::string_view() : rest.substr(slash);
-    if (const std::size_t dot = name.find('.'); dot != std::string_view::npos) {
-      const std::string_view ns = name.substr(dot + 1);
+    std::string_view ns = kDefaultNamespace;
+    if (const std::size_t dot = name.rfind('.'); dot != std::string_view::npos) {  // NAME.NS: the last dot
+      ns = name.substr(dot + 1);
       name = name.substr(0, dot);
-      if (ns != kDefaultNamespace) {
-        ErrorReply(reply, 404, fmt::format("namespace {} not found: this node serves {}", ns, kDefaultNamespace));
-        return;
-      }
     }
-    instances::FunctionPool* pool = name.empty() ? nullptr : manager->Find(name);
+    std::shared_ptr<instances::FunctionPool> pool = name.empty() ? nullptr : manager->Find(name, ns);
     if (pool == nullptr) {
-      ErrorReply(reply, 404, fmt::format("function {} not found; deployed: {}", name,
-                                         fmt::join(manager->Names(), ", ")));
+      // The gateway's text for an unknown function (openfaas-api.md, 2.4), plain text.
+      reply.status = 404;
+      reply.headers.clear();
+      reply.headers.emplace_back("Content-Type", "text/plain; charset=utf-8");
+      reply.headers.emplace_back("X-Content-Type-Options", "nosniff");
+      reply.body = fmt::format("error finding function {}.{}: server returned non-200 status code (404) for "
+                               "function, {}, body: \n",
+                               name, ns, name);
       return;
-    }
-    std::array<store::Header, 128> fixed;
-    std::vector<store::Header> spill;
-    std::span<const store::Header> headers;
-    if (req.headers.size() <= fixed.size()) {
-      std::size_t i = 0;
-      for (const auto& h : req.headers) fixed[i++] = {h.name, h.value};
-      headers = std::span(fixed.data(), i);
-    } else {
-      for (const auto& h : req.headers) spill.push_back({h.name, h.value});
-      headers = spill;
     }
     const std::uint64_t call_id = NextCallId();
     std::string call_id_text;
-    if (const auto given = req.headers.Find("X-Call-Id")) {
-      call_id_text = std::string(*given);
-    } else {
-      call_id_text = fmt::format("{:016x}", call_id);
-    }
+    const auto given_call_id = req.headers.Find("X-Call-Id");
+    call_id_text = given_call_id ? std::string(*given_call_id) : NewCallUuid();
     const std::int64_t start_unix = UnixNs();
+    const std::string start_text = std::to_string(start_unix);
+    // The function sees the call id and start time among its headers, as behind the gateway.
+    std::array<store::Header, 130> fixed;
+    std::vector<store::Header> spill;
+    std::span<const store::Header> headers;
+    if (req.headers.size() + 2 <= fixed.size()) {
+      std::size_t i = 0;
+      for (const auto& h : req.headers) fixed[i++] = {h.name, h.value};
+      if (!given_call_id) fixed[i++] = {"X-Call-Id", call_id_text};
+      fixed[i++] = {"X-Start-Time", start_text};
+      headers = std::span(fixed.data(), i);
+    } else {
+      for (const auto& h : req.headers) spill.push_back({h.name, h.value});
+      if (!given_call_id) spill.push_back({"X-Call-Id", call_id_text});
+      spill.push_back({"X-Start-Time", start_text});
+      headers = spill;
+    }
     const auto t0 = junction::sched::Clock::now();
     store::Response fn_resp;
     const junction::sched::AccountId before = junction::sched::CurrentAccount();
     junction::sched::SetAccount(call_id);
+    const billing::CallCycles call_cycles;
     instances::InvokeOutcome outcome = pool->Invoke(
         {.method = req.method_name, .path = path, .query = req.query, .headers = headers, .body = req.body,
          .call_id = call_id},
         fn_resp);
+    const billing::CallCycles::Result ran = call_cycles.End();
     junction::sched::SetAccount(before);
     const double seconds = std::chrono::duration<double>(junction::sched::Clock::now() - t0).count();
     switch (outcome.kind) {
@@ -95,16 +137,26 @@ RouteHandler MakeInvokeHandler(const instances::InstanceManager* manager, billin
       biller->Complete({.account = call_id,
                         .call_id = call_id_text,
                         .function = pool->name(),
-                        .ns = kDefaultNamespace,
+                        .ns = ns,
                         .start_ns = start_unix,
                         .end_ns = UnixNs(),
                         .status = reply.status,
                         .bytes_in = req.body.size(),
-                        .bytes_out = reply.body.size()});
+                        .bytes_out = reply.body.size(),
+                        .measured = MeasuredJoules(fn_resp.energy)});
     }
     reply.headers.emplace_back("X-Call-Id", std::move(call_id_text));
-    reply.headers.emplace_back("X-Start-Time", std::to_string(start_unix));
+    reply.headers.emplace_back("X-Start-Time", start_text);
+    reply.headers.emplace_back("X-Served-By", "faasnode/" FAASNODE_VERSION);
     reply.headers.emplace_back("X-Duration-Seconds", fmt::format("{:.6f}", seconds));
+    if (biller != nullptr && biller->response_headers()) {
+      // The estimate at completion; the ledger row is the final bill (see energy_biller.h).
+      const billing::CallEstimate e = biller->EstimateCall(ran.cycles);
+      reply.headers.emplace_back("X-Energy-Joules", fmt::format("{:.9f}", e.joules));
+      reply.headers.emplace_back("X-Carbon-Grams", fmt::format("{:.9f}", e.grams));
+      reply.headers.emplace_back("X-Energy-Source", e.sources.ToString());
+      reply.headers.emplace_back("X-Energy-Estimate", ran.on_cpu ? "on-cpu" : "upper-bound");
+    }
     if (outcome.cold_start) {
       reply.headers.emplace_back("X-Cold-Start-Seconds",
                                  fmt::format("{:.6f}", std::chrono::duration<double>(outcome.cold_start_time).count()));

@@ -3,7 +3,11 @@
 // The function sees the path after /function/NAME and the raw query. Its cycles are billed
 // to a fresh account (the call id) while it runs. Replies: the function's own status, headers
 // and body, plus X-Call-Id, X-Start-Time (unix ns), X-Duration-Seconds, and
-// X-Cold-Start-Seconds when this call started the instance; 404 for an unknown function or
+// X-Cold-Start-Seconds when this call started the instance; with a biller whose
+// response_headers is on, X-Energy-Joules and X-Carbon-Grams (the estimate at completion:
+// the call's on-CPU cycles × the last interval's joules per cycle; the ledger row is final),
+// X-Energy-Source (rapl, nvml, model, replay) and X-Energy-Estimate (on-cpu: the call never
+// left its core, its cycles are exact; upper-bound: it parked, its wall time was counted); 404 for an unknown function or
 // namespace, 429 past the in-flight limit, 500 when the function fails or cannot start.
 #pragma once
 

@@ -4,10 +4,12 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <mutex>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "junction/sched/sched.h"
@@ -26,6 +28,28 @@ std::int64_t UnixNs() {
   clock_gettime(CLOCK_REALTIME, &ts);
   return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
 }
+// Puts a call's self-measured zones into its row (see CompletedCall::measured).
+Status<void> AddMeasured(const energy::carbon::CarbonModel& carbon, const CompletedCall& c,
+                         energy::InvocationRecord& rec) {
+  const double before_j = rec.joules.NodeTotal().value;
+  for (energy::Zone z : energy::kAllZones) {
+    if (c.measured.Has(z)) rec.joules.Set(z, c.measured[z]);
+  }
+  rec.joules.sources.Add(c.measured.sources);
+  const double delta_j = rec.joules.NodeTotal().value - before_j;
+  if (delta_j == 0) return {};
+  auto price = carbon.PriceInterval(energy::Joules{std::abs(delta_j)}, c.start_ns,
+                                    std::max(c.end_ns, c.start_ns + 1), 0.0);
+  if (!price) return std::unexpected(price.error());
+  rec.grams += delta_j > 0 ? price->grams : -price->grams;
+  const double total_j = before_j + delta_j;
+  if (total_j > 0) {
+    rec.intensity_g_per_kwh =
+        (rec.intensity_g_per_kwh * before_j + price->intensity.g_per_kwh * delta_j) / total_j;
+  }
+  return {};
+}
+
 }  // namespace
 
 EnergyBiller::EnergyBiller(junction::sched::Runtime* rt, const BillingOptions& options)
@@ -37,9 +61,7 @@ Status<std::unique_ptr<EnergyBiller>> EnergyBiller::Start(junction::sched::Runti
     return MakeError(ErrorCode::kInvalidArgument, "energy.interval_ms: below 1 ms; use 10 (the default) or more");
   }
   std::unique_ptr<EnergyBiller> b(new EnergyBiller(rt, options));
-  auto model = energy::PowerModel::Create(options.model);
-  if (!model) return std::unexpected(model.error());
-  b->model_ = std::make_unique<energy::PowerModel>(*model);
+  if (auto m = b->OpenMeter(); !m) return std::unexpected(m.error());
   auto source = options.carbon_trace.empty()
                     ? energy::carbon::IntensitySource::Constant(options.carbon_g_per_kwh)
                     : energy::carbon::IntensitySource::FromCsvFile(
@@ -70,8 +92,21 @@ Status<std::unique_ptr<EnergyBiller>> EnergyBiller::Start(junction::sched::Runti
   b->tsc_hz_ = junction::sched::TscHz();
   b->tsc0_ = junction::sched::Rdtsc();
   b->unix0_ns_ = UnixNs();
-  // Start from a fresh interval so the first one does not span the node's whole start-up.
+  // Start from a fresh interval so the first one does not span the node's whole start-up,
+  // and take the counters' baseline at that close.
   if (auto first = rt->CloseInterval(); !first) return std::unexpected(first.error());
+  if (!b->counters_.empty()) {
+    auto base = b->ReadMeter(0, 0, {});
+    if (!base) return std::unexpected(base.error());
+  }
+  // Until the first interval is attributed, estimates use the power model at full load.
+  if (b->model_ != nullptr) {
+    b->joules_per_cycle_.store(options.model.max_per_core.value / b->tsc_hz_, std::memory_order_relaxed);
+    b->rate_sources_.store(energy::SourceSet(energy::Source::kModel).bits(), std::memory_order_relaxed);
+  }
+  if (auto unit = b->carbon_->PriceInterval(energy::Joules{1.0}, b->unix0_ns_, b->unix0_ns_ + 1, 0.0)) {
+    b->grams_per_joule_.store(unit->grams, std::memory_order_relaxed);
+  }
   b->sampler_ = std::thread([p = b.get()] { p->SamplerLoop(); });
   return b;
 }
@@ -84,6 +119,93 @@ EnergyBiller::~EnergyBiller() {
 std::int64_t EnergyBiller::TscToUnixNs(std::uint64_t tsc) const {
   const double delta = static_cast<double>(static_cast<std::int64_t>(tsc - tsc0_));
   return unix0_ns_ + static_cast<std::int64_t>(delta * 1e9 / tsc_hz_);
+}
+
+Status<void> EnergyBiller::OpenMeter() {
+  std::vector<std::string> parts;
+  if (options_.meter_source != nullptr) {
+    counters_.push_back(options_.meter_source);
+    meter_sources_.Add(options_.meter_source->source());
+    parts.push_back(fmt::format("{} (a counter source given by the caller)",
+                                energy::SourceName(options_.meter_source->source())));
+  } else {
+    if (options_.meter != MeterChoice::kModel) {
+      auto rapl = energy::RaplSensor::Open();
+      if (rapl) {
+        rapl_ = std::make_unique<energy::RaplSensor>(std::move(*rapl));
+        counters_.push_back(rapl_.get());
+        meter_sources_.Add(energy::Source::kRapl);
+        std::vector<std::string> zones;
+        std::uint32_t domains = 0;
+        for (const auto& z : rapl_->zones()) {
+          domains = std::max(domains, z.domain + 1);
+          const std::string name(energy::ZoneName(z.zone));
+          if (std::find(zones.begin(), zones.end(), name) == zones.end()) zones.push_back(name);
+        }
+        parts.push_back(fmt::format("rapl ({} package(s): {})", domains, fmt::join(zones, ", ")));
+      } else if (options_.meter == MeterChoice::kRapl) {
+        return MakeError(rapl.error().code(),
+                         fmt::format("energy.meter = \"rapl\": {}; set meter = \"auto\" or \"model\"",
+                                     rapl.error().message()));
+      } else {
+        spdlog::info("energy: no RAPL counters ({}); using the power model", rapl.error().message());
+      }
+    }
+    if (rapl_ == nullptr) {
+      auto model = energy::PowerModel::Create(options_.model);
+      if (!model) return std::unexpected(model.error());
+      model_ = std::make_unique<energy::PowerModel>(*model);
+      meter_sources_.Add(energy::Source::kModel);
+      parts.push_back(fmt::format("power model ({} W idle / {} W max per core)", options_.model.idle_per_core.value,
+                                  options_.model.max_per_core.value));
+    }
+    if (options_.gpu != GpuMeterChoice::kOff) {
+      auto gpu = energy::NvmlSensor::Open();
+      if (gpu) {
+        nvml_ = std::make_unique<energy::NvmlSensor>(std::move(*gpu));
+        counters_.push_back(nvml_.get());
+        meter_sources_.Add(energy::Source::kNvml);
+        parts.push_back(fmt::format("nvml ({} GPU(s), zone gpu)", nvml_->device_count()));
+      } else if (options_.gpu == GpuMeterChoice::kNvml) {
+        return MakeError(gpu.error().code(),
+                         fmt::format("energy.gpu_meter = \"nvml\": {}; set gpu_meter = \"auto\" or \"off\"",
+                                     gpu.error().message()));
+      }
+    }
+  }
+  meter_description_ = fmt::format("{}", fmt::join(parts, " + "));
+  return {};
+}
+
+Status<energy::IntervalEnergy> EnergyBiller::ReadMeter(std::int64_t begin_ns, std::int64_t end_ns,
+                                                       std::span<const energy::CoreIntervalCycles> cores) {
+  energy::IntervalEnergy out;
+  if (model_ != nullptr) out = model_->Estimate(begin_ns, end_ns, cores);
+  out.begin_ns = begin_ns;
+  out.end_ns = end_ns;
+  if (counters_.empty()) return out;
+  energy::CounterSnapshot snap;
+  snap.timestamp_ns = UnixNs();
+  for (energy::CounterSource* c : counters_) {
+    auto r = c->Read();
+    if (!r) return std::unexpected(r.error());
+    snap.readings.insert(snap.readings.end(), r->readings.begin(), r->readings.end());
+  }
+  auto delta = counter_meter_.Add(snap);
+  if (!delta) return std::unexpected(delta.error());
+  if (*delta) {
+    out.joules.AddScaled((*delta)->joules, 1.0);
+    out.wraps = (*delta)->wraps;
+  }
+  return out;
+}
+
+CallEstimate EnergyBiller::EstimateCall(std::uint64_t cycles) const {
+  CallEstimate e;
+  e.joules = static_cast<double>(cycles) * joules_per_cycle_.load(std::memory_order_relaxed);
+  e.grams = e.joules * grams_per_joule_.load(std::memory_order_relaxed);
+  e.sources = energy::SourceSet::FromBits(rate_sources_.load(std::memory_order_relaxed));
+  return e;
 }
 
 void EnergyBiller::Complete(CompletedCall call) {
@@ -139,13 +261,45 @@ Status<void> EnergyBiller::Step(bool final_step) {
     end_tsc = std::max(end_tsc, c.tsc_end);
     cores.push_back(std::move(e));
   }
+  if (!carried_.empty()) {
+    // The previous meter read failed: this interval's joules cover that one's cycles too.
+    begin_tsc = std::min(begin_tsc, carried_begin_tsc_);
+    for (energy::CoreIntervalCycles& c : cores) {
+      for (const energy::CoreIntervalCycles& old : carried_) {
+        if (old.core != c.core) continue;
+        c.tsc_begin = std::min(c.tsc_begin, old.tsc_begin);
+        c.idle_cycles += old.idle_cycles;
+        c.overhead_cycles += old.overhead_cycles;
+        c.busy.insert(c.busy.end(), old.busy.begin(), old.busy.end());
+      }
+    }
+  }
   const std::int64_t begin_ns = TscToUnixNs(begin_tsc);
   const std::int64_t end_ns = TscToUnixNs(end_tsc);
-  const energy::IntervalEnergy meter = model_->Estimate(begin_ns, end_ns, cores);
-  auto attribution = attributor_.Attribute(meter, cores);
+  auto meter = ReadMeter(begin_ns, end_ns, cores);
+  if (!meter) {
+    if (carried_.empty()) carried_begin_tsc_ = begin_tsc;
+    carried_ = std::move(cores);
+    for (auto& c : fresh) waiting_.push_back(std::move(c));
+    return std::unexpected(meter.error());
+  }
+  carried_.clear();
+  auto attribution = attributor_.Attribute(*meter, cores);
   if (!attribution) return std::unexpected(attribution.error());
   Status<void> priced = book_->Add(*attribution);  // joules are added even if pricing failed
-  if (auto s = ledger_->PushInterval(energy::IntervalRecord::From(*attribution)); !s) return s;
+  energy::IntervalRecord interval = energy::IntervalRecord::From(*attribution);
+  if (auto unit = carbon_->PriceInterval(energy::Joules{1.0}, begin_ns, end_ns, 0.0)) {
+    interval.Price(unit->intensity.g_per_kwh);
+    grams_per_joule_.store(unit->grams, std::memory_order_relaxed);
+  }
+  const std::uint64_t all_cycles = attribution->busy_cycles + attribution->idle_cycles +
+                                   attribution->overhead_cycles + attribution->unaccounted_cycles;
+  if (all_cycles > 0) {
+    joules_per_cycle_.store(attribution->meter.NodeTotal().value / static_cast<double>(all_cycles),
+                            std::memory_order_relaxed);
+    rate_sources_.store(attribution->meter.sources.bits(), std::memory_order_relaxed);
+  }
+  if (auto s = ledger_->PushInterval(interval); !s) return s;
   intervals_.fetch_add(1, std::memory_order_relaxed);
   for (auto& c : fresh) waiting_.push_back(std::move(c));
   // Every waiting call ended before this close: its bill is final now.
@@ -162,11 +316,16 @@ Status<void> EnergyBiller::Step(bool final_step) {
     if (std::optional<energy::Bill> bill = book_->Take(c.account)) {
       rec.FillFromBill(*bill);
     } else {
-      // It ran no cycle under its own account (nothing to bill): a zero row, model-sourced.
+      // It ran no cycle under its own account (nothing to bill): a zero row, labelled with
+      // the meter's sources.
       rec.joules.Set(energy::Zone::kPackage, energy::Joules{0.0});
-      rec.joules.sources.Add(energy::Source::kModel);
+      rec.joules.sources.Add(meter_sources_);
+    }
+    if (c.measured.present != 0) {
+      if (auto m = AddMeasured(*carbon_, c, rec); !m && priced) priced = m;
     }
     if (auto p = ledger_->Push(0, rec); !p) return std::unexpected(p.error());
+    if (options_.on_bill) options_.on_bill(rec);
   }
   waiting_.clear();
   return priced;

@@ -2,9 +2,21 @@
 // invocation, written to the SQLite ledger.
 //
 // A sampler kthread closes a cycle-accounting interval on every core every `interval`
-// (Runtime::CloseInterval), estimates the interval's joules (the power model: these VMs have
-// no RAPL; the RAPL and NVML sensors in energy/sensors are not wired in yet), shares them by
+// (Runtime::CloseInterval), takes the interval's joules from the node's meter, shares them by
 // cycles (energy::Attributor), prices carbon (energy::CarbonModel), and writes an interval row.
+//
+// The meter (BillingOptions::meter): RAPL (every package and its core/uncore/dram/psys zones,
+// through libpowercap) when the machine has it, the power model otherwise (these VMs); NVML's
+// GPU energy counter adds zone `gpu` when libnvidia-ml.so.1 and a Volta+ GPU are present. The
+// counters are read right after each close, so each interval's joules are the counter deltas
+// between two consecutive closes (contiguous: nothing is lost; aligned to the cycle interval
+// to within the close's latency). Every figure carries its source (rapl, nvml, model, replay).
+//
+// The estimate at completion (EstimateCall, for X-Energy-Joules / X-Carbon-Grams): the call's
+// on-CPU cycles × the joules per cycle of the last attributed interval (its meter ÷ all cycles
+// of all cores: exactly the rate attribution charges under the default report-apart policy)
+// and that interval's grams per joule. The ledger row, attributed interval by interval, is
+// the final bill; the two differ by how much the power changed since the last interval.
 // An invocation reports itself with Complete() when it ends; its bill is final once the
 // interval containing its end has been attributed, and its ledger row is written then.
 // The node's own work (HTTP parsing, scheduling, polling) is overhead, idle is idle; both
@@ -17,6 +29,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -26,15 +40,47 @@
 #include "energy/attribution/attribution.h"
 #include "energy/carbon/intensity.h"
 #include "energy/ledger/ledger.h"
+#include "energy/sensors/counter.h"
+#include "energy/sensors/nvml.h"
 #include "energy/sensors/power_model.h"
+#include "energy/sensors/rapl.h"
 #include "junction/base/error.h"
 #include "junction/sched/runtime.h"
 #include "junction/sched/spinlock.h"
 
 namespace faasnode::billing {
 
+// Which meter supplies the joules of the CPU side.
+enum class MeterChoice : std::uint8_t {
+  kAuto,   // RAPL when /sys/class/powercap/intel-rapl is readable, else the power model
+  kRapl,   // RAPL or fail at start (kUnavailable / kIo)
+  kModel,  // the power model even where RAPL exists
+};
+// Whether NVML's GPU energy adds zone `gpu`.
+enum class GpuMeterChoice : std::uint8_t {
+  kAuto,  // when libnvidia-ml.so.1 loads and a GPU has an energy counter
+  kNvml,  // or fail at start
+  kOff,
+};
+
+// The estimate at completion of one call (see the file comment).
+struct CallEstimate {
+  double joules = 0.0;
+  double grams = 0.0;
+  energy::SourceSet sources;
+};
+
 struct BillingOptions {
   std::chrono::milliseconds interval{10};
+  bool response_headers = true;  // X-Energy-Joules / X-Carbon-Grams on every invocation reply
+  MeterChoice meter = MeterChoice::kAuto;
+  GpuMeterChoice gpu = GpuMeterChoice::kAuto;
+  // Tests and re-billing: this counter source (borrowed, read only by the sampler until Stop)
+  // is the meter instead of RAPL/NVML/model.
+  energy::CounterSource* meter_source = nullptr;
+  // Called on the sampler thread for every ledger row it writes (for example to count
+  // Prometheus series); must not block for long.
+  std::function<void(const energy::InvocationRecord&)> on_bill;
   std::string ledger_path;                 // created with its directory if absent
   double carbon_g_per_kwh = 400.0;         // used when carbon_trace is empty
   std::string carbon_trace;                // CSV (timestamp, gCO2e/kWh); gaps interpolated
@@ -53,6 +99,11 @@ struct CompletedCall {
   int status = 0;
   std::uint64_t bytes_in = 0;
   std::uint64_t bytes_out = 0;
+  // Energy the function measured itself (SDK v2 report_energy: NVML GPU joules). Each zone
+  // present replaces the row's cycle share of that zone (if the meter has it) and is priced at
+  // the carbon intensity over [start_ns, end_ns]; its sources join the row's. Absent zones stay
+  // absent (a CPU-only call has no gpu figure, not a zero).
+  energy::ZoneJoules measured;
 };
 
 class EnergyBiller {
@@ -70,6 +121,17 @@ class EnergyBiller {
   // ledger. Idempotent. Uthread only (it waits for the sampler).
   junction::Status<void> Stop();
 
+  // The estimate at completion for a call that ran `cycles` on-CPU cycles under its account.
+  // Any thread; lock-free (three relaxed loads).
+  CallEstimate EstimateCall(std::uint64_t cycles) const;
+  bool response_headers() const { return options_.response_headers; }
+
+  // The meter in words, e.g. "rapl (2 packages: package, core, dram)" or "power model (0.74 W
+  // idle / 3.5 W max per core)", plus "+ nvml (1 GPU)".
+  const std::string& meter_description() const { return meter_description_; }
+  // The sources the meter labels its figures with.
+  energy::SourceSet meter_sources() const { return meter_sources_; }
+
   const energy::OpenReport& ledger_report() const { return ledger_->open_report(); }
   std::uint64_t intervals() const { return intervals_.load(std::memory_order_relaxed); }
 
@@ -83,7 +145,25 @@ class EnergyBiller {
   BillingOptions options_;
   std::unique_ptr<energy::Ledger> ledger_;
   std::unique_ptr<energy::carbon::CarbonModel> carbon_;
-  std::unique_ptr<energy::PowerModel> model_;
+  junction::Status<void> OpenMeter();
+  junction::Status<energy::IntervalEnergy> ReadMeter(std::int64_t begin_ns, std::int64_t end_ns,
+                                                     std::span<const energy::CoreIntervalCycles> cores);
+
+  std::unique_ptr<energy::PowerModel> model_;      // null when a counter meters the CPU side
+  std::unique_ptr<energy::RaplSensor> rapl_;
+  std::unique_ptr<energy::NvmlSensor> nvml_;
+  std::vector<energy::CounterSource*> counters_;  // rapl_/nvml_/meter_source, read in order
+  energy::IntervalMeter counter_meter_;
+  std::string meter_description_;
+  energy::SourceSet meter_sources_;
+  // Cycles of intervals whose meter read failed: merged into the next interval (its joules
+  // then cover both), so no cycle and no joule is lost.
+  std::vector<energy::CoreIntervalCycles> carried_;
+  std::uint64_t carried_begin_tsc_ = 0;
+  // The last attributed interval's rates, for EstimateCall (written by the sampler only).
+  std::atomic<double> joules_per_cycle_{0.0};
+  std::atomic<double> grams_per_joule_{0.0};
+  std::atomic<std::uint8_t> rate_sources_{0};
   energy::Attributor attributor_;
   std::unique_ptr<energy::BillBook> book_;
 

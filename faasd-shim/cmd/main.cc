@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
   report_cmd->add_option("--since", report.since, "from this time (ISO 8601 or unix seconds)");
   report_cmd->add_option("--until", report.until, "until this time (ISO 8601 or unix seconds)");
   report_cmd->add_option("--group-by", report.group_by, "function or hour")->capture_default_str();
-  report_cmd->add_option("--format", report.format, "table, csv or json")->capture_default_str();
+  report_cmd->add_option("--format", report.format, "table, csv, json or html (one self-contained page)")->capture_default_str();
 
   try {
     app.parse(argc, argv);

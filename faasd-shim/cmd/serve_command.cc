@@ -16,6 +16,7 @@
 #include "faasd-shim/api/invoke.h"
 #include "faasd-shim/api/router.h"
 #include "faasd-shim/config/node_config.h"
+#include "faasd-shim/exec/exec_function.h"
 #include "faasd-shim/instances/instance_manager.h"
 #include "faasd-shim/store/function_store.h"
 #include "junction/http/server/server.h"
@@ -81,7 +82,30 @@ int Serve(const NodeConfig& config, junction::sched::Runtime& rt, SignalWaiter& 
     pool.max_inflight = f.max_inflight;
     pool.idle_timeout = f.idle_timeout;
     pool.env.vars = f.env;
-    if (auto d = manager.Deploy({.name = f.name, .artifact = f.artifact, .pool = std::move(pool)}); !d) {
+    instances::InstanceFactory factory;
+    if (f.kind == "exec") {
+      exec::ExecSpec spec;
+      spec.name = f.name;
+      spec.fprocess = f.fprocess;
+      spec.env = f.env;
+      spec.combine_output = f.combine_output;
+      spec.exec_timeout = f.exec_timeout;
+      spec.limits.memory_bytes = f.memory_limit_mib << 20;
+      spec.user = config.functions.exec_user;
+      spec.tmp_root = config.functions.exec_tmp_dir;
+      auto fn = exec::ExecFunction::Create(std::move(spec));
+      if (!fn) {
+        spdlog::error("functions.{}: {}", f.name, fn.error().message());
+        return 2;
+      }
+      factory = [fn = std::move(*fn)] { return fn->NewInstance(); };
+    }
+    instances::Deployment deployment;
+    deployment.name = f.name;
+    deployment.artifact = f.artifact;
+    deployment.pool = std::move(pool);
+    deployment.factory = std::move(factory);
+    if (auto d = manager.Deploy(std::move(deployment)); !d) {
       spdlog::error("{}", d.error().message());
       return 2;
     }
@@ -100,6 +124,13 @@ int Serve(const NodeConfig& config, junction::sched::Runtime& rt, SignalWaiter& 
     bo.carbon_trace = config.energy.carbon_trace;
     bo.model.idle_per_core = energy::Watts{config.energy.idle_watts_per_core};
     bo.model.max_per_core = energy::Watts{config.energy.max_watts_per_core};
+    bo.response_headers = config.energy.response_headers;
+    bo.meter = config.energy.meter == "rapl"    ? billing::MeterChoice::kRapl
+               : config.energy.meter == "model" ? billing::MeterChoice::kModel
+                                                : billing::MeterChoice::kAuto;
+    bo.gpu = config.energy.gpu_meter == "nvml"  ? billing::GpuMeterChoice::kNvml
+             : config.energy.gpu_meter == "off" ? billing::GpuMeterChoice::kOff
+                                                : billing::GpuMeterChoice::kAuto;
     auto b = billing::EnergyBiller::Start(&rt, bo);
     if (!b) {
       spdlog::error("energy: {}", b.error().message());
@@ -107,8 +138,8 @@ int Serve(const NodeConfig& config, junction::sched::Runtime& rt, SignalWaiter& 
       return b.error().code() == junction::ErrorCode::kInvalidArgument ? 2 : 1;
     }
     biller = std::move(*b);
-    spdlog::info("energy: billing every invocation to {} (power model, {} W idle / {} W max per core; "
-                 "{})", config.energy.ledger, config.energy.idle_watts_per_core, config.energy.max_watts_per_core,
+    spdlog::info("energy: billing every invocation to {} (meter: {}; {})", config.energy.ledger,
+                 biller->meter_description(),
                  config.energy.carbon_trace.empty() ? fmt::format("{} gCO2e/kWh", config.energy.carbon_g_per_kwh)
                                                     : config.energy.carbon_trace);
   }

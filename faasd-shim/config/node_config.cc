@@ -164,10 +164,19 @@ Status<double> Number(const toml::node& n, std::string_view key, double lo, doub
 Status<void> ParseEnergy(const toml::table& t, EnergyConfig* ec) {
   for (const auto& [k, node] : t) {
     const std::string key = "energy." + std::string(k.str());
-    if (k == "enabled") {
+    if (k == "enabled" || k == "response_headers") {
       auto v = Boolean(node, key);
       if (!v) return std::unexpected(v.error());
-      ec->enabled = *v;
+      (k == "enabled" ? ec->enabled : ec->response_headers) = *v;
+    } else if (k == "meter" || k == "gpu_meter") {
+      auto v = String(node, key);
+      if (!v) return std::unexpected(v.error());
+      const bool cpu = k == "meter";
+      if (*v != "auto" && *v != (cpu ? "rapl" : "nvml") && *v != (cpu ? "model" : "off")) {
+        return Bad(fmt::format("{}: \"{}\" is not a meter; use {}", key, *v,
+                               cpu ? "auto, rapl or model" : "auto, nvml or off"));
+      }
+      (cpu ? ec->meter : ec->gpu_meter) = *v;
     } else if (k == "interval_ms") {
       auto v = Integer(node, key, 1, 60'000);
       if (!v) return std::unexpected(v.error());
@@ -186,7 +195,8 @@ Status<void> ParseEnergy(const toml::table& t, EnergyConfig* ec) {
       (k == "idle_watts_per_core" ? ec->idle_watts_per_core : ec->max_watts_per_core) = *v;
     } else {
       return Bad(fmt::format("{}: unknown key (known in [energy]: enabled, interval_ms, ledger, "
-                             "carbon_g_per_kwh, carbon_trace, idle_watts_per_core, max_watts_per_core)", key));
+                             "carbon_g_per_kwh, carbon_trace, idle_watts_per_core, max_watts_per_core, "
+                             "response_headers, meter, gpu_meter)", key));
     }
   }
   if (ec->idle_watts_per_core > ec->max_watts_per_core) {
@@ -195,7 +205,12 @@ Status<void> ParseEnergy(const toml::table& t, EnergyConfig* ec) {
   return {};
 }
 
-const char* const kSampleFunctions[] = {"echo", "hello", "json-stats", "sha256", "sleep", "cpu-burn"};
+const char* const kSampleFunctions[] = {"echo", "hello", "json-stats", "sha256", "sleep", "cpu-burn",
+                                        "swiglu-mlp"};
+
+// Exec samples: name, fprocess.
+const std::pair<const char*, const char*> kSampleExecFunctions[] = {
+    {"cat", "cat"}, {"wc", "wc -l"}, {"sha512sum", "sha512sum"}};
 
 Status<void> ParseFunction(const std::string& name, const toml::table& t, FunctionConfig* fc) {
   fc->name = name;
@@ -205,11 +220,26 @@ Status<void> ParseFunction(const std::string& name, const toml::table& t, Functi
     if (k == "kind") {
       auto v = String(node, key);
       if (!v) return std::unexpected(v.error());
-      if (*v == "exec") {
-        return Bad(fmt::format("{}: exec functions (fprocess) are not built yet; only \"native\" "
-                               "functions run on this node today", key));
+      if (*v != "native" && *v != "exec") {
+        return Bad(fmt::format("{}: \"{}\" is not a kind; use \"native\" or \"exec\"", key, *v));
       }
-      if (*v != "native") return Bad(fmt::format("{}: \"{}\" is not a kind; use \"native\"", key, *v));
+      fc->kind = *v;
+    } else if (k == "fprocess") {
+      auto v = String(node, key);
+      if (!v) return std::unexpected(v.error());
+      fc->fprocess = *v;
+    } else if (k == "combine_output") {
+      auto v = Boolean(node, key);
+      if (!v) return std::unexpected(v.error());
+      fc->combine_output = *v;
+    } else if (k == "exec_timeout_ms") {
+      auto v = Integer(node, key, 0, 86'400'000);
+      if (!v) return std::unexpected(v.error());
+      fc->exec_timeout = std::chrono::milliseconds(*v);
+    } else if (k == "memory_limit_mib") {
+      auto v = Integer(node, key, 0, 1 << 20);
+      if (!v) return std::unexpected(v.error());
+      fc->memory_limit_mib = static_cast<std::uint64_t>(*v);
     } else if (k == "artifact") {
       auto v = String(node, key);
       if (!v) return std::unexpected(v.error());
@@ -236,8 +266,18 @@ Status<void> ParseFunction(const std::string& name, const toml::table& t, Functi
       }
     } else {
       return Bad(fmt::format("{}: unknown key (known: kind, artifact, replicas, max_inflight, "
-                             "idle_timeout_ms, env)", key));
+                             "idle_timeout_ms, env, fprocess, combine_output, exec_timeout_ms, "
+                             "memory_limit_mib)", key));
     }
+  }
+  if (!fc->fprocess.empty() && !t.contains("kind")) fc->kind = "exec";
+  if (fc->kind == "exec" && fc->fprocess.find_first_not_of(' ') == std::string::npos) {
+    return Bad(fmt::format("functions.{}.fprocess: an exec function needs the program to run, e.g. "
+                           "fprocess = \"wc -l\"", name));
+  }
+  if (fc->kind == "native" && !fc->fprocess.empty()) {
+    return Bad(fmt::format("functions.{}.fprocess: a native function has no fprocess; drop it or set "
+                           "kind = \"exec\"", name));
   }
   return {};
 }
@@ -250,6 +290,11 @@ Status<void> ParseFunctions(const toml::table& t, FunctionsConfig* fc) {
       auto v = String(node, key);
       if (!v) return std::unexpected(v.error());
       fc->store_dir = *v;
+    } else if (k == "exec_user" || k == "exec_tmp_dir") {
+      auto v = String(node, key);
+      if (!v) return std::unexpected(v.error());
+      if (v->empty()) return Bad(fmt::format("{}: must not be empty", key));
+      (k == "exec_user" ? fc->exec_user : fc->exec_tmp_dir) = *v;
     } else if (const toml::table* ft = node.as_table()) {
       if (!declared) fc->functions.clear();  // a declared set replaces the defaults
       declared = true;
@@ -257,7 +302,8 @@ Status<void> ParseFunctions(const toml::table& t, FunctionsConfig* fc) {
       if (auto s = ParseFunction(std::string(k.str()), *ft, &f); !s) return s;
       fc->functions.push_back(std::move(f));
     } else {
-      return Bad(fmt::format("{}: expected \"store\" or a [functions.NAME] table, got {}", key, TypeName(node)));
+      return Bad(fmt::format("{}: expected \"store\", \"exec_user\", \"exec_tmp_dir\" or a "
+                             "[functions.NAME] table, got {}", key, TypeName(node)));
     }
   }
   return {};
@@ -274,6 +320,13 @@ NodeConfig DefaultNodeConfig() {
     FunctionConfig f;
     f.name = name;
     f.artifact = name;
+    c.functions.functions.push_back(std::move(f));
+  }
+  for (const auto& [name, fprocess] : kSampleExecFunctions) {
+    FunctionConfig f;
+    f.name = name;
+    f.kind = "exec";
+    f.fprocess = fprocess;
     c.functions.functions.push_back(std::move(f));
   }
   return c;

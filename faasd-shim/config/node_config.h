@@ -20,6 +20,11 @@
 //   max_inflight = 64
 //   idle_timeout_ms = 300000    # scale to zero
 //   env = { GREETING = "hi" }
+//   [functions.wc]              # an exec function: one child process per request
+//   fprocess = "wc -l"          # split on spaces, no shell; body -> stdin, stdout -> body
+//   exec_timeout_ms = 10000     # then 408 and the child's process group is killed
+//   memory_limit_mib = 256      # RLIMIT_AS of each child
+//   combine_output = true       # stderr appended to the body
 #pragma once
 
 #include <string>
@@ -57,11 +62,19 @@ struct FunctionConfig {
   int max_inflight = 0;  // requests per instance at once; 0: unlimited
   std::chrono::milliseconds idle_timeout{0};  // scale to zero after this idle; 0: never
   std::vector<std::pair<std::string, std::string>> env;
+  // Exec functions (kind "exec", given by `fprocess`); see faasd-shim/exec/exec_function.h.
+  std::string kind = "native";  // "native" (NAME.so) or "exec"
+  std::string fprocess;         // "PROGRAM ARG ...": split on spaces, no shell
+  bool combine_output = true;
+  std::chrono::milliseconds exec_timeout{10'000};  // 0: none
+  std::uint64_t memory_limit_mib = 256;            // RLIMIT_AS per child; 0: none
 };
 
 struct FunctionsConfig {
   std::string store_dir;  // the directory of NAME.so files; default: the build's functions/
-  std::vector<FunctionConfig> functions;  // default: every sample native function
+  std::vector<FunctionConfig> functions;  // default: every sample function, native and exec
+  std::string exec_user = "nobody";       // who exec children run as (the node must be root)
+  std::string exec_tmp_dir = "/tmp/faasnode-exec";  // parent of their per-call temp dirs
 };
 
 // The energy bill (see faasd-shim/billing). Joules come from a power model on machines with
@@ -75,6 +88,9 @@ struct EnergyConfig {
   std::string carbon_trace;         // CSV (timestamp, gCO2e/kWh), e.g. configs/carbon/...
   double idle_watts_per_core = 0.74;
   double max_watts_per_core = 3.5;
+  bool response_headers = true;   // X-Energy-Joules / X-Carbon-Grams on every invocation
+  std::string meter = "auto";     // auto (RAPL if present, else the model) | rapl | model
+  std::string gpu_meter = "auto";  // auto (NVML if present) | nvml | off
 };
 
 struct NodeConfig {
@@ -88,7 +104,8 @@ struct NodeConfig {
 
 // The embedded defaults: every usable CPU, 64 KiB stacks, the kernel backend on
 // 127.0.0.1:8080, and every sample native function (echo, hello, json-stats, sha256, sleep,
-// cpu-burn) from the build's function store.
+// cpu-burn, swiglu-mlp) from the build's function store, and the exec samples cat, wc (wc -l)
+// and sha512sum.
 NodeConfig DefaultNodeConfig();
 
 // Parses TOML text over the defaults and validates the result. `origin` names the text in

@@ -1,0 +1,50 @@
+// call_cycles.h — CallCycles: the on-CPU cycles of one call, measured by the uthread that
+// runs it, for the estimate at completion (EnergyBiller::EstimateCall).
+//
+//   billing::CallCycles cc;            // on the uthread, right after SetAccount(call)
+//   pool->Invoke(...);
+//   billing::CallCycles::Result r = cc.End();   // right before SetAccount(previous)
+//
+// When the call never left its core (the core made no switch between Begin and End), the TSC
+// delta is exactly the cycles the runtime charges its account (on_cpu = true). When it left
+// (it parked, slept or yielded), the cycles it ran are known only to the runtime's accounts,
+// which the sampler attributes at the next interval: the delta is then the call's wall time
+// in cycles, an upper bound of a single-uthread call's cycles (on_cpu = false).
+// Cost: two TSC reads and two relaxed loads of the core's switch counter; no system call.
+#pragma once
+
+#include <cstdint>
+
+#include "junction/sched/core.h"
+#include "junction/sched/runtime.h"
+#include "junction/sched/sched.h"
+#include "junction/sched/tsc.h"
+
+namespace faasnode::billing {
+
+class CallCycles {
+ public:
+  struct Result {
+    std::uint64_t cycles = 0;
+    bool on_cpu = false;  // exact: the call did not leave its core
+  };
+
+  CallCycles() : core_(junction::sched::CurrentCore()), switches_(Switches(core_)), tsc_(junction::sched::Rdtsc()) {}
+
+  Result End() const {
+    const std::uint64_t now = junction::sched::Rdtsc();
+    const int core = junction::sched::CurrentCore();
+    return {.cycles = now - tsc_, .on_cpu = core >= 0 && core == core_ && Switches(core) == switches_};
+  }
+
+ private:
+  static std::uint64_t Switches(int core) {
+    junction::sched::Runtime* rt = junction::sched::Runtime::Current();
+    return core >= 0 && rt != nullptr ? rt->counters(core).switches : 0;
+  }
+  int core_;
+  std::uint64_t switches_;
+  std::uint64_t tsc_;
+};
+
+}  // namespace faasnode::billing

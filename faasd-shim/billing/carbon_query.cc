@@ -1,0 +1,166 @@
+// carbon_query.cc — SQL over the ledger's invocation and interval rows, and the JSON form.
+#include "faasd-shim/billing/carbon_query.h"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "energy/ledger/sqlite.h"
+
+namespace faasnode::billing {
+
+using junction::ErrorCode;
+using junction::MakeError;
+using junction::Status;
+
+namespace {
+
+constexpr const char* kHourExpr = "strftime('%Y-%m-%dT%H:00Z', end_ns / 1000000000, 'unixepoch')";
+
+std::string JsonString(std::string_view s) {
+  std::string o = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      o += '\\';
+      o += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      o += fmt::format("\\u{:04x}", static_cast<int>(c));
+    } else {
+      o += c;
+    }
+  }
+  return o + "\"";
+}
+
+std::string JsonNumber(std::optional<double> v) { return v ? fmt::format("{:.9g}", *v) : "null"; }
+
+std::string_view KindName(CarbonRow::Kind k) {
+  switch (k) {
+    case CarbonRow::Kind::kFunction: return "function";
+    case CarbonRow::Kind::kHour: return "hour";
+    case CarbonRow::Kind::kNode: return "node";
+    case CarbonRow::Kind::kMeter: return "meter";
+  }
+  return "function";
+}
+
+// Steps `st` to the end, calling `row` for each result row.
+template <typename F>
+Status<void> ForEachRow(energy::SqliteStatement& st, F row) {
+  while (true) {
+    auto more = st.Step();
+    if (!more) return std::unexpected(more.error());
+    if (!*more) return {};
+    row();
+  }
+}
+
+}  // namespace
+
+std::string_view GroupByName(GroupBy g) { return g == GroupBy::kHour ? "hour" : "function"; }
+
+Status<GroupBy> ParseGroupBy(std::string_view s) {
+  if (s == "function") return GroupBy::kFunction;
+  if (s == "hour") return GroupBy::kHour;
+  return MakeError(ErrorCode::kInvalidArgument, fmt::format("group_by {}: use function or hour", s));
+}
+
+Status<CarbonReport> QueryCarbon(const std::string& ledger_path, const CarbonQuery& q) {
+  if (!std::filesystem::exists(ledger_path)) {
+    return MakeError(ErrorCode::kNotFound,
+                     fmt::format("no ledger at {}; run the node with [energy] on, or pass --ledger", ledger_path));
+  }
+  auto db = energy::SqliteDb::Open(ledger_path, {.read_only = true});
+  if (!db) return std::unexpected(db.error());
+  CarbonReport report;
+  report.group_by = q.group_by;
+  const bool by_hour = q.group_by == GroupBy::kHour;
+  auto st = db->Prepare(fmt::format(
+      "SELECT {}, source, COUNT(*), SUM(total_j), SUM(grams), SUM(embodied_grams) FROM invocations "
+      "WHERE end_ns >= ?1 AND end_ns < ?2 AND (?3 = '' OR function = ?3) GROUP BY 1, 2 ORDER BY 1, 2",
+      by_hour ? kHourExpr : "function"));
+  if (!st) return std::unexpected(st.error());
+  st->Bind(1, q.since_ns);
+  st->Bind(2, q.until_ns);
+  st->BindText(3, q.function);
+  if (auto s = ForEachRow(*st, [&] {
+        report.rows.push_back({by_hour ? CarbonRow::Kind::kHour : CarbonRow::Kind::kFunction, st->ColumnText(0),
+                               st->ColumnText(1), st->ColumnInt64(2), st->ColumnDouble(3), st->ColumnDouble(4),
+                               st->ColumnDouble(5)});
+      });
+      !s) {
+    return std::unexpected(s.error());
+  }
+  // The node's own share, from the interval rows: with it the functions add up to the meter.
+  // Grams are given only where every interval in range was priced (version-2 ledgers).
+  if (q.function.empty() && !by_hour) {
+    auto iv = db->Prepare(
+        "SELECT source, COUNT(*), SUM(meter_total_j), SUM(idle_j), SUM(overhead_j), SUM(unaccounted_j), "
+        "COUNT(meter_grams), SUM(meter_grams), SUM(idle_grams), SUM(overhead_grams), SUM(unaccounted_grams) "
+        "FROM intervals WHERE end_ns >= ?1 AND end_ns < ?2 GROUP BY source ORDER BY source");
+    if (!iv) return std::unexpected(iv.error());
+    iv->Bind(1, q.since_ns);
+    iv->Bind(2, q.until_ns);
+    if (auto s = ForEachRow(*iv, [&] {
+          const std::string source = iv->ColumnText(0);
+          const bool priced = iv->ColumnInt64(6) == iv->ColumnInt64(1);
+          auto g = [&](int col) { return priced ? std::optional<double>(iv->ColumnDouble(col)) : std::nullopt; };
+          using K = CarbonRow::Kind;
+          report.rows.push_back({K::kNode, "(node idle)", source, 0, iv->ColumnDouble(3), g(8), std::nullopt});
+          report.rows.push_back({K::kNode, "(node overhead)", source, 0, iv->ColumnDouble(4), g(9), std::nullopt});
+          if (iv->ColumnDouble(5) != 0) {
+            report.rows.push_back({K::kNode, "(unaccounted)", source, 0, iv->ColumnDouble(5), g(10), std::nullopt});
+          }
+          report.rows.push_back(
+              {K::kMeter, "= meter (intervals)", source, iv->ColumnInt64(1), iv->ColumnDouble(2), g(7), std::nullopt});
+        });
+        !s) {
+      return std::unexpected(s.error());
+    }
+  }
+  auto hours = db->Prepare(fmt::format(
+      "SELECT {}, MIN(end_ns) / 3600000000000 * 3600, SUM(meter_total_j), SUM(meter_grams), "
+      "SUM(CASE WHEN meter_grams IS NULL THEN 0 ELSE meter_total_j END) "
+      "FROM intervals WHERE end_ns >= ?1 AND end_ns < ?2 GROUP BY 1 ORDER BY 1",
+      kHourExpr));
+  if (!hours) return std::unexpected(hours.error());
+  hours->Bind(1, q.since_ns);
+  hours->Bind(2, q.until_ns);
+  if (auto s = ForEachRow(*hours, [&] {
+        IntensityPoint p;
+        p.hour = hours->ColumnText(0);
+        p.hour_unix = hours->ColumnInt64(1);
+        p.meter_joules = hours->ColumnDouble(2);
+        p.meter_grams = hours->ColumnDouble(3);
+        const double priced_j = hours->ColumnDouble(4);
+        p.g_per_kwh = priced_j > 0 ? p.meter_grams / priced_j * 3.6e6 : 0.0;
+        report.intensity.push_back(std::move(p));
+      });
+      !s) {
+    return std::unexpected(s.error());
+  }
+  return report;
+}
+
+std::string CarbonReportJson(const CarbonReport& r) {
+  const std::string_view key = GroupByName(r.group_by);
+  std::string o = fmt::format("{{\"group_by\":\"{}\",\"rows\":[", key);
+  for (std::size_t i = 0; i < r.rows.size(); ++i) {
+    const CarbonRow& row = r.rows[i];
+    o += fmt::format(
+        "{}{{\"{}\":{},\"kind\":\"{}\",\"source\":{},\"calls\":{},\"joules\":{:.9g},\"grams_co2e\":{},"
+        "\"embodied_grams\":{}}}",
+        i ? "," : "", key, JsonString(row.key), KindName(row.kind), JsonString(row.source), row.calls, row.joules,
+        JsonNumber(row.grams), JsonNumber(row.embodied));
+  }
+  o += "],\"intensity\":[";
+  for (std::size_t i = 0; i < r.intensity.size(); ++i) {
+    const IntensityPoint& p = r.intensity[i];
+    o += fmt::format("{}{{\"hour\":{},\"meter_joules\":{:.9g},\"meter_grams\":{:.9g},\"g_per_kwh\":{:.9g}}}",
+                     i ? "," : "", JsonString(p.hour), p.meter_joules, p.meter_grams, p.g_per_kwh);
+  }
+  o += "]}";
+  return o;
+}
+
+}  // namespace faasnode::billing

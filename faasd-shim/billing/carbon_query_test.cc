@@ -1,0 +1,146 @@
+// carbon_query_test.cc — the report's SQL over a ledger written here: per-function and
+// per-hour sums, the node's priced rows adding up to the meter, filters, unpriced intervals,
+// the hourly intensity curve, and the JSON document.
+#include "faasd-shim/billing/carbon_query.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "energy/ledger/ledger.h"
+
+namespace faasnode::billing {
+namespace {
+
+constexpr std::int64_t kHour = 3'600'000'000'000LL;
+constexpr std::int64_t kT0 = 1'796'000'000LL / 3600 * 3600 * 1'000'000'000LL;  // an hour boundary
+
+energy::InvocationRecord Call(std::string_view fn, std::int64_t end_ns, double joules, double g_per_kwh) {
+  energy::InvocationRecord r;
+  r.call_id.Assign("c");
+  r.function.Assign(fn);
+  r.ns.Assign("openfaas-fn");
+  r.start_ns = end_ns - 1000;
+  r.end_ns = end_ns;
+  r.joules.Set(energy::Zone::kPackage, energy::Joules{joules});
+  r.joules.sources.Add(energy::Source::kModel);
+  r.grams = energy::carbon::Grams(energy::Joules{joules}, g_per_kwh);
+  r.intensity_g_per_kwh = g_per_kwh;
+  r.status = 200;
+  return r;
+}
+
+energy::IntervalRecord Interval(std::int64_t end_ns, double inv_j, double idle_j, double overhead_j,
+                                std::optional<double> g_per_kwh) {
+  energy::IntervalRecord r;
+  r.begin_ns = end_ns - 10'000'000;
+  r.end_ns = end_ns;
+  r.meter.Set(energy::Zone::kPackage, energy::Joules{inv_j + idle_j + overhead_j});
+  r.meter.sources.Add(energy::Source::kModel);
+  r.invocations_j = inv_j;
+  r.idle_j = idle_j;
+  r.overhead_j = overhead_j;
+  if (g_per_kwh) r.Price(*g_per_kwh);
+  return r;
+}
+
+class CarbonQueryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string dir = ::testing::TempDir() + "/carbon_query";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    path_ = dir + "/ledger.db";
+  }
+  // Three hours at 100, 200 and 300 g/kWh; "a" runs in every hour, "b" in the last.
+  void Write(bool price_all) {
+    auto l = energy::Ledger::Open({.path = path_});
+    ASSERT_TRUE(l.has_value()) << l.error().message();
+    for (int h = 0; h < 3; ++h) {
+      const double g = 100.0 * (h + 1);
+      const std::int64_t t = kT0 + h * kHour + kHour / 2;
+      ASSERT_TRUE((*l)->Push(0, Call("a", t, 2.0, g)).has_value());
+      double inv = 2.0;
+      if (h == 2) {
+        ASSERT_TRUE((*l)->Push(0, Call("b", t, 6.0, g)).has_value());
+        inv += 6.0;
+      }
+      const bool priced = price_all || h != 1;
+      ASSERT_TRUE((*l)->PushInterval(Interval(t, inv, 10.0, 1.0, priced ? std::optional(g) : std::nullopt))
+                      .has_value());
+    }
+    ASSERT_TRUE((*l)->Close().has_value());
+  }
+  std::string path_;
+};
+
+TEST_F(CarbonQueryTest, FunctionsAndTheNodeAddUpToTheMeterInJoulesAndGrams) {
+  Write(true);
+  auto r = QueryCarbon(path_, {});
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  double fj = 0, fg = 0, nj = 0, ng = 0, mj = 0, mg = 0;
+  for (const CarbonRow& row : r->rows) {
+    ASSERT_TRUE(row.grams.has_value()) << row.key;
+    EXPECT_EQ(row.source, "model");
+    switch (row.kind) {
+      case CarbonRow::Kind::kFunction: fj += row.joules; fg += *row.grams; break;
+      case CarbonRow::Kind::kNode: nj += row.joules; ng += *row.grams; break;
+      case CarbonRow::Kind::kMeter: mj += row.joules; mg += *row.grams; EXPECT_EQ(row.calls, 3); break;
+      case CarbonRow::Kind::kHour: ADD_FAILURE() << "no hour rows when grouped by function"; break;
+    }
+  }
+  EXPECT_DOUBLE_EQ(fj, 12.0);
+  EXPECT_DOUBLE_EQ(nj, 33.0);
+  EXPECT_DOUBLE_EQ(mj, 45.0);
+  EXPECT_NEAR(fg + ng, mg, mg * 1e-12);
+  // (13 J at 100) + (13 J at 200) + (19 J at 300) g/kWh.
+  EXPECT_NEAR(mg, (13 * 100.0 + 13 * 200.0 + 19 * 300.0) / 3.6e6, 1e-15);
+  ASSERT_EQ(r->intensity.size(), 3u);
+  for (int h = 0; h < 3; ++h) {
+    EXPECT_NEAR(r->intensity[h].g_per_kwh, 100.0 * (h + 1), 1e-9);
+    EXPECT_EQ(r->intensity[h].hour_unix, kT0 / 1'000'000'000 + h * 3600);
+  }
+  EXPECT_EQ(r->intensity[0].hour.size(), std::string_view("2026-12-02T16:00Z").size());
+}
+
+TEST_F(CarbonQueryTest, ByHourFiltersAndUnpricedIntervals) {
+  Write(false);
+  auto hours = QueryCarbon(path_, {.group_by = GroupBy::kHour});
+  ASSERT_TRUE(hours.has_value());
+  ASSERT_EQ(hours->rows.size(), 3u);
+  EXPECT_DOUBLE_EQ(hours->rows[2].joules, 8.0);
+  EXPECT_EQ(hours->rows[2].calls, 2);
+  auto only_b = QueryCarbon(path_, {.function = "b"});
+  ASSERT_TRUE(only_b.has_value());
+  ASSERT_EQ(only_b->rows.size(), 1u) << "a function's report has no node rows";
+  EXPECT_EQ(only_b->rows[0].key, "b");
+  auto last_hour = QueryCarbon(path_, {.since_ns = kT0 + 2 * kHour});
+  ASSERT_TRUE(last_hour.has_value());
+  for (const CarbonRow& row : last_hour->rows) {
+    if (row.kind == CarbonRow::Kind::kMeter) EXPECT_EQ(row.calls, 1);
+  }
+  // The middle interval has no price: the node's grams over all three are not claimed.
+  auto all = QueryCarbon(path_, {});
+  ASSERT_TRUE(all.has_value());
+  for (const CarbonRow& row : all->rows) {
+    if (row.kind == CarbonRow::Kind::kNode || row.kind == CarbonRow::Kind::kMeter) {
+      EXPECT_FALSE(row.grams.has_value()) << row.key;
+    }
+  }
+  const std::string json = CarbonReportJson(*all);
+  EXPECT_NE(json.find("\"group_by\":\"function\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"kind\":\"meter\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"grams_co2e\":null"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"intensity\":[{\"hour\""), std::string::npos) << json;
+}
+
+TEST_F(CarbonQueryTest, MissingLedgerIsNotFoundWithAHint) {
+  auto r = QueryCarbon(path_ + ".absent", {});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code(), junction::ErrorCode::kNotFound);
+  EXPECT_NE(r.error().message().find("[energy]"), std::string::npos);
+  EXPECT_FALSE(ParseGroupBy("day").has_value());
+}
+
+}  // namespace
+}  // namespace faasnode::billing
