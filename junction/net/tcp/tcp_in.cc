@@ -43,6 +43,10 @@ void ApplySynOptions(Conn* c, const Segment& s, std::uint16_t our_mss) {
 void Engine::Input(const RxSegment& rx) {
   Now();
   counters_.Add(TcpCounter::kSegmentsIn);
+  if (rx.tcp.size() < kHeaderBytes) {
+    counters_.Add(TcpCounter::kDropMalformed);
+    return;
+  }
   if (!rx.checksum_verified && !TcpChecksumOk(rx.src, rx.dst, rx.tcp)) {
     counters_.Add(TcpCounter::kDropChecksum);
     return;
