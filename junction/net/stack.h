@@ -23,6 +23,7 @@
 
 #include "junction/base/error.h"
 #include "junction/net/counters.h"
+#include "junction/net/dpdk/dpdk_options.h"
 #include "junction/net/endpoint.h"
 #include "junction/net/socket.h"
 
@@ -36,6 +37,8 @@ struct StackOptions {
   std::size_t loopback_pipe_bytes = 256 * 1024;
   // loopback: bytes of datagrams a UDP socket queues before further ones are dropped.
   std::size_t loopback_udp_queue_bytes = 256 * 1024;
+  // dpdk: EAL arguments, port, address, queues, faults (junction/net/dpdk/dpdk_options.h).
+  DpdkOptions dpdk;
 };
 
 struct ListenOptions {

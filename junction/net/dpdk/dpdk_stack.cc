@@ -1,0 +1,206 @@
+// dpdk_stack.cc — start-up, shutdown and registration of the dpdk backend (see dpdk_stack.h).
+#include "junction/net/dpdk/dpdk_stack.h"
+
+#include <rte_cycles.h>
+#include <sys/epoll.h>
+
+#include <fmt/format.h>
+
+#include <mutex>
+
+#include "junction/net/dpdk/udp.h"
+#include "junction/sched/core_hooks.h"
+#include "junction/sched/runtime.h"
+
+namespace junction::net::dpdk {
+namespace {
+
+Status<void> Validate(const DpdkOptions& o) {
+  if (o.prefix_len < 1 || o.prefix_len > 32) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("net.dpdk.prefix_len = {}: use 1..32", o.prefix_len));
+  }
+  if (o.ip.is_any()) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "net.dpdk.ip is 0.0.0.0: give the node's address on the port");
+  }
+  if (o.burst < 1 || o.burst > 64) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("net.dpdk.burst = {}: use 1..64", o.burst));
+  }
+  if (o.rx_descriptors < 64 || o.tx_descriptors < 64) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "net.dpdk.rx_descriptors / tx_descriptors: use at least 64");
+  }
+  if (o.idle_poll_max_us < 16) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "net.dpdk.idle_poll_max_us: use at least 16");
+  }
+  return FaultInjector::Validate(o.faults);
+}
+
+constexpr std::uint32_t kTickMinUs = 16;
+constexpr std::uint32_t kTickWithIntrUs = 10'000;
+
+}  // namespace
+
+void RegisterDpdkStack() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    (void)RegisterStack("dpdk", [](const StackOptions& o) -> Status<std::unique_ptr<Stack>> {
+      auto s = DpdkStack::Create(o);
+      if (!s) return std::unexpected(s.error());
+      return std::unique_ptr<Stack>(std::move(*s));
+    });
+  });
+}
+
+Status<void> DpdkStack::OnEveryCore(const std::function<Status<void>(int)>& fn) {
+  const int n = shared_.num_cores;
+  std::vector<Status<void>> results(n);
+  std::vector<sched::JoinHandle> handles;
+  for (int i = 0; i < n; ++i) {
+    auto h = sched::Spawn([&, i] { results[i] = fn(i); },
+                          {.core = i, .account = sched::accounts::kNet, .stealable = false});
+    if (!h) return std::unexpected(h.error());
+    handles.push_back(std::move(*h));
+  }
+  for (auto& h : handles) h.Join();
+  for (auto& r : results) {
+    if (!r) return r;
+  }
+  return {};
+}
+
+Status<std::unique_ptr<DpdkStack>> DpdkStack::Create(const StackOptions& options) {
+  sched::Runtime* rt = sched::Runtime::Current();
+  if (rt == nullptr || !sched::InRuntime()) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "dpdk stack: create it from a uthread inside Runtime::Run (it sets up a "
+                     "queue pair on every core of the runtime)");
+  }
+  const DpdkOptions& o = options.dpdk;
+  if (auto v = Validate(o); !v) return std::unexpected(v.error());
+  auto eal = StartEal(o);
+  if (!eal) return std::unexpected(eal.error());
+  const int n = rt->num_cores();
+  auto port = Port::Open(o, n);
+  if (!port) return std::unexpected(port.error());
+
+  std::unique_ptr<DpdkStack> stack(new DpdkStack(n));
+  stack->options_ = o;
+  stack->eal_ = *eal;
+  StackShared& sh = stack->shared_;
+  sh.port = *port;
+  sh.mac = (*port)->mac();
+  sh.ip = o.ip;
+  sh.netmask = o.prefix_len == 32 ? 0xffffffffu : ~(0xffffffffu >> o.prefix_len);
+  sh.gateway = o.gateway;
+  sh.num_cores = n;
+  sh.burst = o.burst;
+  sh.tsc_hz = rte_get_tsc_hz();
+  sh.counters = stack->mutable_counters();
+  sh.cores.assign(n, nullptr);
+  sh.udp_owner.reset(new std::atomic<std::int16_t>[65536]);
+  sh.udp_sock.reset(new std::atomic<UdpSock*>[65536]);
+  for (int p = 0; p < 65536; ++p) {
+    sh.udp_owner[p].store(-1, std::memory_order_relaxed);
+    sh.udp_sock[p].store(nullptr, std::memory_order_relaxed);
+  }
+  stack->cores_.resize(n);
+
+  // Every core: EAL registration and its CoreNet (all before any hook polls).
+  auto built = stack->OnEveryCore([&](int i) -> Status<void> {
+    if (auto r = RegisterThisThread(); !r) return r;
+    auto c = CoreNet::Create(&sh, i, o);
+    if (!c) return std::unexpected(c.error());
+    stack->cores_[i] = std::shared_ptr<CoreNet>(std::move(*c));
+    sh.cores[i] = stack->cores_[i].get();
+    return {};
+  });
+  if (!built) return std::unexpected(built.error());
+  // Then the hooks and tickers.
+  auto hooked = stack->OnEveryCore([&](int i) -> Status<void> {
+    std::shared_ptr<CoreNet> c = stack->cores_[i];
+    sched::AddPollHook([c] { c->Poll(); });
+    const int fd = sh.port->rx_intr_fd(i);
+    if (fd >= 0) {
+      if (auto r = sched::AddIdleFd(fd, EPOLLIN, [c](std::uint32_t) { c->Poll(); }); !r) {
+        return r;
+      }
+    }
+    return {};
+  });
+  if (!hooked) {
+    for (auto& c : stack->cores_) c->Stop();
+    return std::unexpected(hooked.error());
+  }
+  for (int i = 0; i < n; ++i) {
+    CoreNet* c = stack->cores_[i].get();
+    const bool intr = sh.port->rx_intr_fd(i) >= 0;
+    const std::uint32_t max_us = o.idle_poll_max_us;
+    std::atomic<bool>* stopping = &stack->stopping_;
+    auto h = sched::Spawn(
+        [c, intr, max_us, stopping] {
+          std::uint32_t period = intr ? kTickWithIntrUs : kTickMinUs;
+          while (!stopping->load(std::memory_order_relaxed)) {
+            sched::SleepFor(std::chrono::microseconds(period));
+            const int handled = c->Poll();
+            if (!intr) period = handled > 0 ? kTickMinUs : std::min(period * 2, max_us);
+          }
+        },
+        {.core = i, .account = sched::accounts::kNet, .stealable = false});
+    if (h) stack->tickers_.push_back(std::move(*h));
+  }
+  return stack;
+}
+
+DpdkStack::~DpdkStack() {
+  if (!sched::InRuntime()) return;  // the runtime is gone: so are the hooks and tickers
+  stopping_.store(true);
+  for (auto& h : tickers_) h.Join();
+  (void)OnEveryCore([&](int i) -> Status<void> {
+    if (cores_[i]) cores_[i]->Stop();
+    return {};
+  });
+}
+
+Status<void> DpdkStack::SetFaults(const DpdkFaultOptions& faults) {
+  if (auto v = FaultInjector::Validate(faults); !v) return v;
+  return OnEveryCore([&](int i) -> Status<void> {
+    cores_[i]->SetFaults(faults);
+    return {};
+  });
+}
+
+FaultStats DpdkStack::fault_stats() {
+  FaultStats t;
+  for (auto& c : cores_) {
+    for (const FaultStats& s : {c->rx_fault_stats(), c->tx_fault_stats()}) {
+      t.seen += s.seen;
+      t.dropped += s.dropped;
+      t.duplicated += s.duplicated;
+      t.reordered += s.reordered;
+      t.delayed += s.delayed;
+    }
+  }
+  return t;
+}
+
+Status<TcpListener> DpdkStack::DoListen(Endpoint local, const ListenOptions&) {
+  return MakeError(ErrorCode::kUnavailable,
+                   fmt::format("Listen {} on the dpdk stack: TCP is not wired to the dpdk "
+                               "backend yet; use UDP here, or net.backend = \"kernel\"",
+                               local.ToString()));
+}
+
+Status<TcpConn> DpdkStack::DoConnect(Endpoint remote, Deadline) {
+  return MakeError(ErrorCode::kUnavailable,
+                   fmt::format("Connect {} on the dpdk stack: TCP is not wired to the dpdk "
+                               "backend yet; use UDP here, or net.backend = \"kernel\"",
+                               remote.ToString()));
+}
+
+Status<UdpSocket> DpdkStack::DoBindUdp(Endpoint local) { return dpdk::BindUdp(*this, local); }
+
+}  // namespace junction::net::dpdk

@@ -1,0 +1,84 @@
+// dpdk_stack.h — the "dpdk" backend: a user-space Ethernet/ARP/IPv4/ICMP/UDP stack on one
+// DPDK port, one queue pair and one CoreNet per runtime core.
+//
+//   RegisterDpdkStack();                                  // once, before CreateStack("dpdk")
+//   StackOptions o;  o.dpdk.eal_args.push_back("--vdev=net_tap0,iface=fn0");
+//   auto stack = CreateStack("dpdk", o);                  // from a uthread in Runtime::Run
+//
+// Start-up (Create): the EAL (eal.h, once per process), the port (port.h), then on every core
+// an unstealable uthread registers the kthread with the EAL, builds the core's CoreNet and
+// hooks it into the core's idle loop: a poll hook (every idle pass, and at least every
+// poll_interval_us while uthreads run), plus the queue's rx-interrupt fd as an idle fd where
+// the PMD has one (the core then sleeps in epoll until a frame comes). Every core also runs a
+// ticker uthread: every 10 ms with interrupts (ARP retries, held faults), and without them
+// (memif) a bounded back-off poll — 16 µs doubling to idle_poll_max_us while nothing arrives —
+// so an idle node sleeps instead of spinning.
+//
+// Shutdown (destructor, from a uthread, after every socket is closed): tickers stopped, each
+// core's CoreNet stopped on its core (the hooks stay registered as no-ops; the runtime cannot
+// remove them). The port stays started for a later stack in the same process.
+//
+// TCP: Listen/Connect say kUnavailable until a TCP engine is wired (tcp_io.h is the seam).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "junction/net/dpdk/core_net.h"
+#include "junction/net/dpdk/eal.h"
+#include "junction/net/stack.h"
+#include "junction/sched/sched.h"
+#include "junction/sched/spinlock.h"
+
+namespace junction::net::dpdk {
+
+// Registers "dpdk" with CreateStack. Idempotent; any thread.
+void RegisterDpdkStack();
+
+class DpdkStack final : public Stack {
+ public:
+  // From a uthread inside a running Runtime. Errors: invalid options (kInvalidArgument), the
+  // EAL, the port or a core's setup (kUnavailable, kNotFound), each with what to change.
+  static Status<std::unique_ptr<DpdkStack>> Create(const StackOptions& options);
+  ~DpdkStack() override;
+
+  std::string_view name() const override { return "dpdk"; }
+
+  // --- test API ---
+  Port& port() { return *shared_.port; }
+  const EalInfo& eal() const { return eal_; }
+  Ipv4Addr ip() const { return shared_.ip; }
+  CoreNet& core(int i) { return *cores_[i]; }
+  int num_cores() const { return shared_.num_cores; }
+  // Replaces the fault injectors of every core (from a uthread; runs on each core).
+  Status<void> SetFaults(const DpdkFaultOptions& faults);
+  // Fault statistics summed over cores (rx and tx). From a uthread.
+  FaultStats fault_stats();
+
+  // --- for the sockets ---
+  StackShared& shared() { return shared_; }
+  NetCounterSet* counters_for_sockets() { return mutable_counters(); }
+  sched::Spinlock& bind_lock() { return bind_lock_; }
+  std::uint16_t& next_ephemeral() { return next_ephemeral_; }
+
+ protected:
+  Status<TcpListener> DoListen(Endpoint local, const ListenOptions& options) override;
+  Status<TcpConn> DoConnect(Endpoint remote, Deadline deadline) override;
+  Status<UdpSocket> DoBindUdp(Endpoint local) override;
+
+ private:
+  explicit DpdkStack(int num_cores) : Stack(num_cores) {}
+  Status<void> OnEveryCore(const std::function<Status<void>(int)>& fn);
+
+  DpdkOptions options_;
+  EalInfo eal_;
+  StackShared shared_;
+  std::vector<std::shared_ptr<CoreNet>> cores_;
+  std::vector<sched::JoinHandle> tickers_;
+  std::atomic<bool> stopping_{false};
+  sched::Spinlock bind_lock_;
+  std::uint16_t next_ephemeral_ = 49152;
+};
+
+}  // namespace junction::net::dpdk
