@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+#include <vector>
+
 namespace faasnode {
 namespace {
 
@@ -54,8 +58,13 @@ TEST(NodeConfig, NetAndHttpSections) {
 TEST(NodeConfig, FunctionsDefaultToTheSamplesAndADeclaredSetReplacesThem) {
   auto d = ParseNodeConfig("", "t");
   ASSERT_TRUE(d.has_value());
-  ASSERT_EQ(d->functions.functions.size(), 6u);
+  ASSERT_GE(d->functions.functions.size(), 6u);
   EXPECT_EQ(d->functions.functions[0].name, "echo");
+  std::vector<std::string> names;
+  for (const auto& f : d->functions.functions) names.push_back(f.name);
+  for (const char* n : {"echo", "hello", "json-stats", "sha256", "sleep", "cpu-burn", "cat", "wc", "sha512sum"}) {
+    EXPECT_NE(std::ranges::find(names, n), names.end()) << n << " is not a default function";
+  }
   auto c = ParseNodeConfig("[functions]\nstore = \"/srv/fn\"\n[functions.greet]\nartifact = \"hello\"\n"
                            "replicas = 2\nmax_inflight = 8\nidle_timeout_ms = 1000\nenv = { A = \"b\" }\n", "t");
   ASSERT_TRUE(c.has_value()) << c.error().message();
@@ -68,9 +77,37 @@ TEST(NodeConfig, FunctionsDefaultToTheSamplesAndADeclaredSetReplacesThem) {
   EXPECT_EQ(f.max_inflight, 8);
   EXPECT_EQ(f.idle_timeout, std::chrono::milliseconds(1000));
   ASSERT_EQ(f.env.size(), 1u);
-  EXPECT_NE(ErrorOf("[functions.cat]\nkind = \"exec\"\n").find("not built yet"), std::string::npos);
   EXPECT_NE(ErrorOf("[functions.x]\nreplicas = 0\n").find("functions.x.replicas"), std::string::npos);
-  EXPECT_NE(ErrorOf("[functions.x]\nfprocess = \"cat\"\n").find("functions.x.fprocess: unknown key"), std::string::npos);
+}
+
+TEST(NodeConfig, ExecFunctions) {
+  auto d = ParseNodeConfig("", "t");
+  ASSERT_TRUE(d.has_value());
+  std::map<std::string, std::string> exec;
+  for (const auto& f : d->functions.functions) {
+    if (f.kind == "exec") exec[f.name] = f.fprocess;
+  }
+  EXPECT_EQ(exec, (std::map<std::string, std::string>{{"cat", "cat"}, {"wc", "wc -l"}, {"sha512sum", "sha512sum"}}));
+  EXPECT_EQ(d->functions.exec_user, "nobody");
+  auto c = ParseNodeConfig("[functions]\nexec_user = \"daemon\"\n[functions.lines]\nfprocess = \"wc -l\"\n"
+                           "exec_timeout_ms = 500\nmemory_limit_mib = 64\ncombine_output = false\nmax_inflight = 4\n", "t");
+  ASSERT_TRUE(c.has_value()) << c.error().message();
+  ASSERT_EQ(c->functions.functions.size(), 1u);
+  const FunctionConfig& f = c->functions.functions[0];
+  EXPECT_EQ(f.kind, "exec");
+  EXPECT_EQ(f.fprocess, "wc -l");
+  EXPECT_EQ(f.exec_timeout, std::chrono::milliseconds(500));
+  EXPECT_EQ(f.memory_limit_mib, 64u);
+  EXPECT_FALSE(f.combine_output);
+  EXPECT_EQ(f.max_inflight, 4);
+  EXPECT_EQ(c->functions.exec_user, "daemon");
+  EXPECT_NE(ErrorOf("[functions.cat]\nkind = \"exec\"\n").find("functions.cat.fprocess: an exec function needs"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("[functions.x]\nkind = \"native\"\nfprocess = \"cat\"\n").find("a native function has no fprocess"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("[functions.x]\nkind = \"shell\"\n").find("functions.x.kind"), std::string::npos);
+  EXPECT_NE(ErrorOf("[functions.x]\nfprocess = \"cat\"\nexec_timeout_ms = -1\n").find("functions.x.exec_timeout_ms"),
+            std::string::npos);
 }
 
 TEST(NodeConfig, EnergySection) {
