@@ -107,7 +107,7 @@ if cmake --build "$BUILD/obj" -j "$JOBS" --target swiglu_gpu_test >>"$OUT/build.
   else
     GPU_TEST_STATUS="FAILED (see gpu-test.log)"
   fi
-  grep -E "^\[(  PASSED|  FAILED|  SKIPPED) |exact" "$OUT/gpu-test.log" | head -60 || true
+  grep -E "^\[(  PASSED|  FAILED|  SKIPPED) |exact|NVML" "$OUT/gpu-test.log" | head -60 || true
 fi
 say "swiglu_gpu_test: $GPU_TEST_STATUS"
 

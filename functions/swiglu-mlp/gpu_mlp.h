@@ -56,6 +56,7 @@ struct GpuDeviceInfo {
   int cc_major = 0, cc_minor = 0;
   int sm_count = 0;
   uint64_t memory_bytes = 0;
+  std::string pci_bus_id;  // "0000:3b:00.0" (cudaDeviceGetPCIBusId): how NVML finds it
 };
 
 struct GpuMlpOptions {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "functions/swiglu-mlp/bf16.h"
+#include "functions/swiglu-mlp/function/gpu_energy.h"
 #include "functions/swiglu-mlp/gpu_mlp.h"
 #include "functions/swiglu-mlp/prng.h"
 #include "functions/swiglu-mlp/reference.h"
@@ -187,6 +188,46 @@ TEST(GpuMlp, UnavailableIsAnErrorNotACrash) {
   EXPECT_EQ(mlp.error().code(), junction::ErrorCode::kUnavailable);
   EXPECT_FALSE(mlp.error().message().empty());
   std::printf("GpuMlp unavailable here: %s\n", mlp.error().message().c_str());
+}
+
+// The function bills a call's GPU joules from NVML's counter around it. Runs everywhere:
+// without a GPU, opening the counter must fail with kUnavailable and say why (no figure is
+// made up); with one, the counter must advance across a second of fused kernels, by a plausible
+// amount (under 1.5 kW·s: no GPU draws more).
+TEST(GpuEnergy, CounterAdvancesUnderLoadOrSaysWhyAbsent) {
+  auto probe = GpuMlp::Probe(0);
+  auto meter = GpuEnergyCounter::Open(probe ? probe->pci_bus_id : "");
+  if (!probe) {
+    if (meter) return;  // a driver without a usable CUDA device: nothing to load it with
+    EXPECT_EQ(meter.error().code(), junction::ErrorCode::kUnavailable);
+    EXPECT_FALSE(meter.error().message().empty());
+    std::printf("GPU energy counter unavailable here: %s\n", meter.error().message().c_str());
+    return;
+  }
+  ASSERT_TRUE(meter.has_value()) << probe->name << ": " << meter.error().message();
+  const MlpShape shape = kQwen25Shapes[3];  // 7B
+  auto mlp = GpuMlp::Create(shape, {.max_tokens = 4096});
+  ASSERT_TRUE(mlp.has_value()) << mlp.error().message();
+  ASSERT_TRUE(mlp->GenerateWeights(1).has_value());
+  ASSERT_TRUE(mlp->GenerateInput(2, 4096).has_value());
+  const GpuGateUp v = mlp->Supports(GpuGateUp::kFusedSm90Overlap) ? GpuGateUp::kFusedSm90Overlap
+                                                                   : GpuGateUp::kUnfusedCublas;
+  auto before = meter->ReadMillijoules();
+  ASSERT_TRUE(before.has_value()) << before.error().message();
+  float us = 0;
+  int iters = 0;
+  for (; iters < 10000 && us * iters < 1e6; iters += 50) {  // about a second of kernels
+    auto t = mlp->TimeGateUp(v, 0, 50);
+    ASSERT_TRUE(t.has_value()) << t.error().message();
+    us = *t;
+  }
+  auto after = meter->ReadMillijoules();
+  ASSERT_TRUE(after.has_value()) << after.error().message();
+  const double joules = static_cast<double>(*after - *before) / 1000.0;
+  std::printf("NVML on %s: %.3f J over %d calls of %s at 7B, M = 4096 (%.1f us each)\n",
+              probe->name.c_str(), joules, iters, std::string(GpuGateUpName(v)).c_str(), us);
+  EXPECT_GT(*after, *before);
+  EXPECT_LT(joules, 1500.0);
 }
 
 }  // namespace

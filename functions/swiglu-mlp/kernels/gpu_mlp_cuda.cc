@@ -386,6 +386,9 @@ Status<GpuDeviceInfo> GpuMlp::Probe(int device) {
   info.cc_minor = prop.minor;
   info.sm_count = prop.multiProcessorCount;
   info.memory_bytes = prop.totalGlobalMem;
+  char bus[32] = {};
+  if (cudaDeviceGetPCIBusId(bus, sizeof bus, device) == cudaSuccess) info.pci_bus_id = bus;
+  cudaGetLastError();
   return info;
 }
 
