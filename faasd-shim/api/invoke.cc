@@ -136,8 +136,8 @@ RouteHandler MakeInvokeHandler(const instances::InstanceManager* manager, billin
     if (biller != nullptr) {
       biller->Complete({.account = call_id,
                         .call_id = call_id_text,
-                        .function = pool->name(),
-                        .ns = ns,
+                        .function = pool->stable_name(),
+                        .ns = pool->ns(),
                         .start_ns = start_unix,
                         .end_ns = UnixNs(),
                         .status = reply.status,

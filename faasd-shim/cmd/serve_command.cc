@@ -110,7 +110,6 @@ int Serve(const NodeConfig& config, junction::sched::Runtime& rt, SignalWaiter& 
       return 2;
     }
   }
-  manager.Freeze();
   if (auto r = manager.StartReaper(std::chrono::seconds(1)); !r) {
     spdlog::error("{}", r.error().message());
     return 1;

@@ -3,9 +3,20 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <mutex>
+#include <set>
 
 namespace faasnode::instances {
+
+std::string_view InternName(std::string_view s) {
+  static std::mutex mu;
+  static std::set<std::string, std::less<>> names;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = names.find(s);
+  if (it == names.end()) it = names.emplace(s).first;
+  return *it;
+}
 
 using junction::sched::Clock;
 
@@ -16,15 +27,20 @@ std::int64_t NowNs() { return junction::sched::MonoNs(); }
 FunctionPool::FunctionPool(std::string name, std::shared_ptr<const store::NativeFunction> fn,
                            PoolOptions options)
     : name_(std::move(name)),
+      stable_name_(InternName(name_)),
       options_(std::move(options)),
       factory_([fn = std::move(fn), this]() -> junction::Status<std::unique_ptr<store::FunctionInstance>> {
         auto inst = store::Instance::Create(fn, options_.env, options_.instance);
         if (!inst) return std::unexpected(inst.error());
         return std::make_unique<store::Instance>(std::move(*inst));
-      }) {}
+      }) {
+  floor_.store(options_.min_instances, std::memory_order_relaxed);
+}
 
 FunctionPool::FunctionPool(std::string name, InstanceFactory factory, PoolOptions options)
-    : name_(std::move(name)), options_(std::move(options)), factory_(std::move(factory)) {}
+    : name_(std::move(name)), stable_name_(InternName(name_)), options_(std::move(options)), factory_(std::move(factory)) {
+  floor_.store(options_.min_instances, std::memory_order_relaxed);
+}
 
 FunctionPool::~FunctionPool() = default;
 
@@ -32,6 +48,7 @@ InvokeOutcome FunctionPool::Invoke(const store::Request& request, store::Respons
   InvokeOutcome out;
   Slot* slot = nullptr;
   bool cold = false;
+  invocations_.fetch_add(1, std::memory_order_relaxed);
   {
     std::unique_lock<junction::sched::Mutex> lock(mu_);
     while (true) {
@@ -112,9 +129,10 @@ int FunctionPool::ReapIdle(Clock::time_point now) {
   std::vector<std::unique_ptr<Slot>> gone;
   {
     std::lock_guard<junction::sched::Mutex> lock(mu_);
+    const std::size_t keep = static_cast<std::size_t>(std::max(0, floor()));
     for (auto it = slots_.begin(); it != slots_.end();) {
       Slot& s = **it;
-      if (s.users.load(std::memory_order_acquire) == 0 && s.inflight.load(std::memory_order_relaxed) == 0 &&
+      if (slots_.size() > keep && s.users.load(std::memory_order_acquire) == 0 && s.inflight.load(std::memory_order_relaxed) == 0 &&
           now_ns - s.last_used_ns.load(std::memory_order_relaxed) > idle_ns) {
         gone.push_back(std::move(*it));
         it = slots_.erase(it);
@@ -125,6 +143,34 @@ int FunctionPool::ReapIdle(Clock::time_point now) {
   }
   reaped_.fetch_add(gone.size(), std::memory_order_relaxed);
   return static_cast<int>(gone.size());  // fini runs here, outside the lock
+}
+
+junction::Status<void> FunctionPool::Prewarm(int count) {
+  count = std::min(count, options_.replicas);
+  while (true) {
+    {
+      std::lock_guard<junction::sched::Mutex> lock(mu_);
+      if (static_cast<int>(slots_.size()) + starting_ >= count) return {};
+      ++starting_;
+    }
+    const auto t0 = Clock::now();
+    auto inst = factory_();
+    const auto took = Clock::now() - t0;
+    std::lock_guard<junction::sched::Mutex> lock(mu_);
+    --starting_;
+    started_.NotifyAll();
+    if (!inst) {
+      return junction::MakeError(inst.error().code(),
+                                 fmt::format("function {} failed to start: {}", name_, inst.error().message()));
+    }
+    auto s = std::make_unique<Slot>();
+    s->instance = std::move(*inst);
+    s->last_used_ns.store(NowNs(), std::memory_order_relaxed);
+    slots_.push_back(std::move(s));
+    cold_starts_.fetch_add(1, std::memory_order_relaxed);
+    cold_ns_.fetch_add(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(took).count()),
+                       std::memory_order_relaxed);
+  }
 }
 
 PoolStats FunctionPool::stats() {

@@ -29,6 +29,11 @@
 
 namespace faasnode::instances {
 
+// A copy of `s` that lives until the process ends: function and namespace names that outlive
+// the pools that carried them (the energy biller keeps views of them). Takes a lock; call it
+// when a pool is made, not per call. Grows only with distinct names ever deployed.
+std::string_view InternName(std::string_view s);
+
 // Makes one instance (its cold start); called on the invoking uthread, from any core, possibly
 // on several at once. Errors become kColdStartFailed with their message.
 using InstanceFactory =
@@ -37,7 +42,8 @@ using InstanceFactory =
 struct PoolOptions {
   int replicas = 1;               // the most instances at once (>= 1)
   int max_inflight = 0;           // per instance; 0: unlimited
-  std::chrono::milliseconds idle_timeout{0};  // scale to zero after this long idle; 0: never
+  std::chrono::milliseconds idle_timeout{0};  // scale down after this long idle; 0: never
+  int min_instances = 0;          // the reaper keeps this many warm (com.openfaas.scale.min)
   store::FunctionEnv env;            // native instances only (a factory brings its own)
   store::InstanceOptions instance;   // native instances only
 };
@@ -72,10 +78,27 @@ class FunctionPool {
   // is kServed. Never throws.
   InvokeOutcome Invoke(const store::Request& request, store::Response& response);
 
-  // Finis instances idle past idle_timeout (none when it is 0). Returns how many went.
+  // Finis instances idle past idle_timeout (none when it is 0), keeping at least floor()
+  // warm. Returns how many went.
   int ReapIdle(junction::sched::Clock::time_point now);
 
+  // Starts instances (on the calling uthread, one after another) until `count` are warm, at
+  // most `replicas`. Errors: the first cold start that failed (the instances started before it
+  // stay).
+  junction::Status<void> Prewarm(int count);
+  // The fewest instances the reaper leaves warm: options().min_instances until set (by
+  // /system/scale-function).
+  int floor() const { return floor_.load(std::memory_order_relaxed); }
+  void set_floor(int n) { floor_.store(n, std::memory_order_relaxed); }
+  // Calls that reached Invoke (served or not), since the pool was made.
+  std::uint64_t invocations() const { return invocations_.load(std::memory_order_relaxed); }
+
   const std::string& name() const { return name_; }
+  // The name and namespace as views valid for the life of the process (InternName).
+  std::string_view stable_name() const { return stable_name_; }
+  std::string_view ns() const { return ns_; }
+  // Set by the InstanceManager before the pool is published.
+  void set_ns(std::string_view ns) { ns_ = InternName(ns); }
   const PoolOptions& options() const { return options_; }
   PoolStats stats();
 
@@ -89,12 +112,16 @@ class FunctionPool {
   Slot* Pick(bool* must_cold_start);
 
   const std::string name_;
+  const std::string_view stable_name_;
+  std::string_view ns_ = "openfaas-fn";
   const PoolOptions options_;
   const InstanceFactory factory_;
   junction::sched::Mutex mu_;               // guards slots_ (the vector, not the slots)
   junction::sched::CondVar started_;        // a cold start finished (or failed)
   std::vector<std::unique_ptr<Slot>> slots_;
   int starting_ = 0;                         // cold starts in progress (under mu_)
+  std::atomic<int> floor_{0};
+  std::atomic<std::uint64_t> invocations_{0};
   std::atomic<std::uint64_t> cold_starts_{0}, cold_ns_{0}, rejected_{0}, reaped_{0};
 };
 

@@ -1,4 +1,4 @@
-// instance_manager.cc — deploying functions into pools and reaping idle instances.
+// instance_manager.cc — the published function set, run-time changes, and the reaper.
 #include "faasd-shim/instances/instance_manager.h"
 
 #include <fmt/format.h>
@@ -8,53 +8,169 @@ namespace faasnode::instances {
 using junction::ErrorCode;
 using junction::MakeError;
 
+using junction::Status;
+
+namespace {
+
+// Generations are unique across managers, so a kthread's cache can never mistake another
+// manager's snapshot for the current one.
+std::atomic<std::uint64_t> g_generation{0};
+
+struct CachedSnapshot {
+  const void* owner = nullptr;
+  std::uint64_t generation = 0;
+  std::shared_ptr<const void> snapshot;
+};
+thread_local CachedSnapshot t_cache;
+
+Status<void> ValidateNamespace(std::string_view ns) {
+  if (auto v = store::FunctionStore::ValidateName(ns); !v) {
+    return MakeError(ErrorCode::kInvalidArgument, fmt::format("namespace {}: {}", ns, v.error().message()));
+  }
+  return {};
+}
+
+}  // namespace
+
+InstanceManager::InstanceManager(store::FunctionStore* store) : store_(store) {
+  snapshot_.store(std::make_shared<const Snapshot>());
+  generation_.store(g_generation.fetch_add(1) + 1);
+}
+
 InstanceManager::~InstanceManager() { StopReaper(); }
 
-junction::Status<void> InstanceManager::Deploy(Deployment d) {
-  if (frozen_) {
-    return MakeError(ErrorCode::kInvalidArgument, fmt::format("deploying {}: the node's function set is fixed once it serves", d.name));
+std::shared_ptr<const InstanceManager::Snapshot> InstanceManager::Current() const {
+  const std::uint64_t gen = generation_.load(std::memory_order_acquire);
+  if (t_cache.owner == this && t_cache.generation == gen) {
+    return std::static_pointer_cast<const Snapshot>(t_cache.snapshot);
   }
+  // Read the generation before the snapshot: a change in between leaves a newer snapshot
+  // under an older number, which only costs one more re-read next time.
+  std::shared_ptr<const Snapshot> s = snapshot_.load(std::memory_order_acquire);
+  t_cache.owner = this;
+  t_cache.generation = gen;
+  t_cache.snapshot = s;
+  return s;
+}
+
+void InstanceManager::Publish(std::shared_ptr<const Snapshot> next) {
+  snapshot_.store(std::move(next), std::memory_order_release);
+  generation_.store(g_generation.fetch_add(1) + 1, std::memory_order_release);
+}
+
+Status<std::shared_ptr<FunctionPool>> InstanceManager::MakePool(Deployment& d) {
+  auto pool = MakePoolOfKind(d);
+  if (pool) (*pool)->set_ns(d.ns);
+  return pool;
+}
+
+Status<std::shared_ptr<FunctionPool>> InstanceManager::MakePoolOfKind(Deployment& d) {
   if (auto v = store::FunctionStore::ValidateName(d.name); !v) return std::unexpected(v.error());
-  if (pools_.contains(d.name)) {
-    return MakeError(ErrorCode::kAlreadyExists, fmt::format("function {} is declared twice; give each a unique name", d.name));
-  }
+  if (auto v = ValidateNamespace(d.ns); !v) return std::unexpected(v.error());
   if (d.pool.replicas < 1) {
     return MakeError(ErrorCode::kInvalidArgument, fmt::format("function {}: replicas must be at least 1", d.name));
   }
   if (d.factory) {
-    std::string name = d.name;
-    pools_.emplace(name, std::make_unique<FunctionPool>(std::move(d.name), std::move(d.factory), std::move(d.pool)));
-    return {};
+    return std::make_shared<FunctionPool>(d.name, std::move(d.factory), std::move(d.pool));
   }
   if (d.artifact.empty()) d.artifact = d.name;
   auto fn = store_->Load(d.artifact);
   if (!fn) {
     return MakeError(fn.error().code(), fmt::format("function {}: {}", d.name, fn.error().message()));
   }
-  std::string name = d.name;
-  pools_.emplace(name, std::make_unique<FunctionPool>(std::move(d.name), std::move(*fn), std::move(d.pool)));
+  return std::make_shared<FunctionPool>(d.name, std::move(*fn), std::move(d.pool));
+}
+
+Status<void> InstanceManager::Deploy(Deployment d) {
+  {
+    auto cur = Current();
+    auto ns = cur->find(d.ns);
+    if (ns != cur->end() && ns->second.contains(d.name)) {
+      return MakeError(ErrorCode::kAlreadyExists,
+                       fmt::format("function {}.{} is already deployed; give each a unique name", d.name, d.ns));
+    }
+  }
+  auto pool = MakePool(d);  // outside the lock: it may load an object
+  if (!pool) return std::unexpected(pool.error());
+  std::lock_guard<std::mutex> lock(change_mu_);
+  auto next = std::make_shared<Snapshot>(*snapshot_.load());
+  NameMap& names = (*next)[d.ns];
+  if (names.contains(d.name)) {
+    return MakeError(ErrorCode::kAlreadyExists,
+                     fmt::format("function {}.{} is already deployed; give each a unique name", d.name, d.ns));
+  }
+  names.emplace(d.name, std::move(*pool));
+  Publish(std::move(next));
   return {};
 }
 
-FunctionPool* InstanceManager::Find(std::string_view name) const {
-  auto it = pools_.find(name);
-  return it == pools_.end() ? nullptr : it->second.get();
+Status<void> InstanceManager::Replace(Deployment d) {
+  auto pool = MakePool(d);
+  if (!pool) return std::unexpected(pool.error());
+  std::shared_ptr<FunctionPool> old;  // finished (instances' fini) after the lock is released
+  std::lock_guard<std::mutex> lock(change_mu_);
+  auto next = std::make_shared<Snapshot>(*snapshot_.load());
+  auto ns = next->find(d.ns);
+  auto it = ns == next->end() ? NameMap::iterator() : ns->second.find(d.name);
+  if (ns == next->end() || it == ns->second.end()) {
+    return MakeError(ErrorCode::kNotFound, fmt::format("function: {}.{} not found", d.name, d.ns));
+  }
+  old = std::move(it->second);
+  it->second = std::move(*pool);
+  Publish(std::move(next));
+  return {};
 }
 
-std::vector<std::string> InstanceManager::Names() const {
+Status<void> InstanceManager::Remove(std::string_view ns_name, std::string_view name) {
+  std::shared_ptr<FunctionPool> old;
+  std::lock_guard<std::mutex> lock(change_mu_);
+  auto next = std::make_shared<Snapshot>(*snapshot_.load());
+  auto ns = next->find(ns_name);
+  if (ns == next->end() || ns->second.find(name) == ns->second.end()) {
+    return MakeError(ErrorCode::kNotFound, fmt::format("function {}.{} not found", name, ns_name));
+  }
+  auto it = ns->second.find(name);
+  old = std::move(it->second);
+  ns->second.erase(it);
+  if (ns->second.empty()) next->erase(ns);
+  Publish(std::move(next));
+  return {};
+}
+
+std::shared_ptr<FunctionPool> InstanceManager::Find(std::string_view name, std::string_view ns) const {
+  auto cur = Current();
+  auto n = cur->find(ns);
+  if (n == cur->end()) return nullptr;
+  auto it = n->second.find(name);
+  return it == n->second.end() ? nullptr : it->second;
+}
+
+std::vector<std::string> InstanceManager::Names(std::string_view ns) const {
   std::vector<std::string> out;
-  for (const auto& [name, pool] : pools_) out.push_back(name);
+  auto cur = Current();
+  if (auto n = cur->find(ns); n != cur->end()) {
+    for (const auto& [name, pool] : n->second) out.push_back(name);
+  }
   return out;
 }
 
-junction::Status<void> InstanceManager::StartReaper(junction::sched::Clock::duration period) {
+std::vector<DeployedFunction> InstanceManager::List() const {
+  std::vector<DeployedFunction> out;
+  auto cur = Current();
+  for (const auto& [ns, names] : *cur) {
+    for (const auto& [name, pool] : names) out.push_back({ns, name, pool});
+  }
+  return out;
+}
+
+Status<void> InstanceManager::StartReaper(junction::sched::Clock::duration period) {
   stop_reaper_.store(false);
   auto h = junction::sched::Spawn([this, period] {
-    reaper_ref_ = junction::sched::Self();
+    reaper_ref_.store(junction::sched::Self(), std::memory_order_release);
     while (!stop_reaper_.load(std::memory_order_acquire)) {
       junction::sched::ParkUntil(junction::sched::Clock::now() + period);
       const auto now = junction::sched::Clock::now();
-      for (auto& [name, pool] : pools_) pool->ReapIdle(now);
+      for (const DeployedFunction& f : List()) f.pool->ReapIdle(now);
     }
   });
   if (!h) return std::unexpected(h.error());
@@ -65,8 +181,8 @@ junction::Status<void> InstanceManager::StartReaper(junction::sched::Clock::dura
 void InstanceManager::StopReaper() {
   if (!reaper_.joinable()) return;
   stop_reaper_.store(true, std::memory_order_release);
-  while (reaper_ref_ == nullptr) junction::sched::Yield();
-  junction::sched::Unpark(reaper_ref_);
+  while (reaper_ref_.load(std::memory_order_acquire) == nullptr) junction::sched::Yield();
+  junction::sched::Unpark(reaper_ref_.load());
   reaper_.Join();
 }
 

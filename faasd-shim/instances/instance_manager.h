@@ -1,15 +1,29 @@
-// instance_manager.h — the deployed functions of the node: name -> FunctionPool, and the
-// reaper uthread that scales idle instances to zero.
+// instance_manager.h — the deployed functions of the node: (namespace, name) -> FunctionPool,
+// changeable while the node serves, and the reaper uthread that scales idle instances down.
 //
-// Deploy() every function before Freeze(); after it the set is read-only and Find() takes no
-// lock (a deploy API that changes functions at run time arrives with the OpenFaaS API).
+//   InstanceManager m(store);
+//   m.Deploy({.name = "echo"});                         // openfaas-fn, echo.so
+//   std::shared_ptr<FunctionPool> p = m.Find("echo");    // hot path: no lock when unchanged
+//   m.Replace({.name = "echo", .pool = {...}});          // new calls go to the new pool
+//   m.Remove("openfaas-fn", "echo");
 //
-// Threads: Deploy/Freeze on one uthread at start-up; Find from any uthread afterwards;
-// StartReaper/StopReaper from uthreads.
+// The function set is an immutable snapshot published through an atomic shared_ptr; every
+// change copies the (small) map and publishes a new one with a new generation number. Each
+// kthread keeps the snapshot it last saw and re-reads the shared one only when the generation
+// moved, so Find() in steady state takes no lock and writes no shared cache line. A pool that
+// is replaced or removed lives on while calls that found it are still running (shared_ptr),
+// then its instances are finished.
+//
+// Threads: every method may be called from any uthread (or plain thread) at once; changes are
+// serialised by a std::mutex held only to copy the map (never across a load or a cold start).
+// Deploy/Replace load the artifact, which blocks the kthread the first time an object is
+// loaded.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +35,8 @@
 
 namespace faasnode::instances {
 
+inline constexpr std::string_view kDefaultNamespace = "openfaas-fn";
+
 struct Deployment {
   std::string name;      // the function's name on the API (/function/NAME)
   std::string artifact;  // the object in the function store (NAME.so); usually the name
@@ -28,35 +44,57 @@ struct Deployment {
   // When set, instances come from it (e.g. an exec function, faasd-shim/exec) and `artifact`
   // is not loaded.
   InstanceFactory factory;
+  std::string ns = std::string(kDefaultNamespace);
+};
+
+struct DeployedFunction {
+  std::string ns;
+  std::string name;
+  std::shared_ptr<FunctionPool> pool;
 };
 
 class InstanceManager {
  public:
-  explicit InstanceManager(store::FunctionStore* store) : store_(store) {}
+  explicit InstanceManager(store::FunctionStore* store);
   ~InstanceManager();
 
-  // Loads the artifact unless a factory is given (blocks the kthread the first time: do it at
-  // start-up) and adds the
-  // function with no instances yet (the first request cold-starts one). Errors: a frozen
-  // manager, a duplicate name, bad options, and the store's load errors.
+  // Adds a function with no instances yet (the first request, or Prewarm, starts one).
+  // Errors: kAlreadyExists when (ns, name) is deployed; kInvalidArgument for a bad name or
+  // options; the store's load errors. Nothing changes on error.
   junction::Status<void> Deploy(Deployment deployment);
-  void Freeze() { frozen_ = true; }
+  // Swaps in a new pool for a deployed function; calls running on the old one finish there.
+  // Errors: kNotFound when (ns, name) is not deployed; otherwise Deploy's.
+  junction::Status<void> Replace(Deployment deployment);
+  // Errors: kNotFound.
+  junction::Status<void> Remove(std::string_view ns, std::string_view name);
 
-  // nullptr when no such function is deployed. Lock-free once frozen.
-  FunctionPool* Find(std::string_view name) const;
-  std::vector<std::string> Names() const;
+  // nullptr when no such function is deployed. Lock-free while the set is unchanged.
+  std::shared_ptr<FunctionPool> Find(std::string_view name, std::string_view ns = kDefaultNamespace) const;
+  // Names in one namespace, sorted.
+  std::vector<std::string> Names(std::string_view ns = kDefaultNamespace) const;
+  // Every deployed function, sorted by namespace then name.
+  std::vector<DeployedFunction> List() const;
 
   // Every `period`, scales down instances idle past their pool's idle_timeout.
   junction::Status<void> StartReaper(junction::sched::Clock::duration period);
   void StopReaper();
 
  private:
+  using NameMap = std::map<std::string, std::shared_ptr<FunctionPool>, std::less<>>;
+  using Snapshot = std::map<std::string, NameMap, std::less<>>;  // ns -> name -> pool
+
+  junction::Status<std::shared_ptr<FunctionPool>> MakePool(Deployment& d);
+  junction::Status<std::shared_ptr<FunctionPool>> MakePoolOfKind(Deployment& d);
+  std::shared_ptr<const Snapshot> Current() const;
+  void Publish(std::shared_ptr<const Snapshot> next);  // under change_mu_
+
   store::FunctionStore* store_;
-  bool frozen_ = false;
-  std::map<std::string, std::unique_ptr<FunctionPool>, std::less<>> pools_;
+  std::mutex change_mu_;  // serialises Deploy/Replace/Remove
+  std::atomic<std::shared_ptr<const Snapshot>> snapshot_;
+  std::atomic<std::uint64_t> generation_{0};
   std::atomic<bool> stop_reaper_{false};
   junction::sched::JoinHandle reaper_;
-  junction::sched::ThreadRef reaper_ref_ = nullptr;
+  std::atomic<junction::sched::ThreadRef> reaper_ref_{nullptr};
 };
 
 }  // namespace faasnode::instances

@@ -25,8 +25,7 @@ TEST(FunctionPool, FirstCallColdStartsThenInstancesStayWarm) {
     auto st = Store();
     InstanceManager m(st.get());
     ASSERT_TRUE(m.Deploy({.name = "echo", .artifact = "", .pool = {}}).has_value());
-    m.Freeze();
-    FunctionPool* p = m.Find("echo");
+    std::shared_ptr<FunctionPool> p = m.Find("echo");
     ASSERT_NE(p, nullptr);
     store::Response resp;
     auto first = p->Invoke({.method = "POST", .body = "hi"}, resp);
@@ -47,8 +46,7 @@ TEST(FunctionPool, RequestsPastTheInFlightLimitGet429AndConcurrentColdStartsWait
     auto st = Store();
     InstanceManager m(st.get());
     ASSERT_TRUE(m.Deploy({.name = "sleep", .pool = {.replicas = 1, .max_inflight = 2}}).has_value());
-    m.Freeze();
-    FunctionPool* p = m.Find("sleep");
+    std::shared_ptr<FunctionPool> p = m.Find("sleep");
     std::atomic<int> served{0}, overloaded{0};
     std::vector<junction::sched::JoinHandle> hs;
     for (int i = 0; i < 3; ++i) {
@@ -75,8 +73,7 @@ TEST(FunctionPool, IdleInstancesScaleToZeroAndColdStartAgain) {
     auto st = Store();
     InstanceManager m(st.get());
     ASSERT_TRUE(m.Deploy({.name = "echo", .pool = {.idle_timeout = 50ms}}).has_value());
-    m.Freeze();
-    FunctionPool* p = m.Find("echo");
+    std::shared_ptr<FunctionPool> p = m.Find("echo");
     store::Response resp;
     EXPECT_TRUE(p->Invoke({.body = "x"}, resp).cold_start);
     EXPECT_EQ(p->ReapIdle(Clock::now()), 0) << "not idle long enough yet";
@@ -103,9 +100,74 @@ TEST(InstanceManager, RefusesUnknownArtifactsDuplicatesAndBadNames) {
     EXPECT_FALSE(m.Deploy({.name = "echo"}).has_value());
     EXPECT_FALSE(m.Deploy({.name = "../etc"}).has_value());
     EXPECT_FALSE(m.Deploy({.name = "x", .artifact = "echo", .pool = {.replicas = 0}}).has_value());
-    m.Freeze();
-    EXPECT_FALSE(m.Deploy({.name = "hello"}).has_value());
+    EXPECT_FALSE(m.Deploy({.name = "y", .artifact = "echo", .ns = "../x"}).has_value());
     EXPECT_EQ(m.Find("missing"), nullptr);
+    EXPECT_EQ(m.Names(), std::vector<std::string>{"echo"}) << "nothing refused was added";
+  });
+}
+
+TEST(InstanceManager, DeploysReplacesAndRemovesWhileServingPerNamespace) {
+  junction::sched::testing::RunOnCores(2, [] {
+    auto st = Store();
+    InstanceManager m(st.get());
+    ASSERT_TRUE(m.Deploy({.name = "fn", .artifact = "echo"}).has_value());
+    auto dev = m.Deploy({.name = "fn", .artifact = "hello", .ns = "dev"});
+    ASSERT_TRUE(dev.has_value()) << dev.error().message();
+    auto a = m.Find("fn");
+    auto b = m.Find("fn", "dev");
+    ASSERT_NE(a, nullptr);
+    ASSERT_NE(b, nullptr);
+    EXPECT_NE(a, b);
+    EXPECT_EQ(m.Find("fn", "other"), nullptr);
+    store::Response resp;
+    ASSERT_EQ(a->Invoke({.method = "POST", .body = "x"}, resp).kind, InvokeOutcome::Kind::kServed);
+    EXPECT_EQ(resp.body, "x");
+    EXPECT_EQ(a->invocations(), 1u);
+    auto dup = m.Deploy({.name = "fn", .artifact = "echo"});
+    ASSERT_FALSE(dup.has_value());
+    EXPECT_EQ(dup.error().code(), junction::ErrorCode::kAlreadyExists);
+    // Replace: new calls reach the new pool; the old one still serves whoever holds it.
+    ASSERT_TRUE(m.Replace({.name = "fn", .artifact = "hello"}).has_value());
+    auto a2 = m.Find("fn");
+    EXPECT_NE(a2, a);
+    ASSERT_EQ(a->Invoke({.method = "POST", .body = "old"}, resp).kind, InvokeOutcome::Kind::kServed);
+    EXPECT_EQ(resp.body, "old");
+    ASSERT_EQ(a2->Invoke({.method = "GET", .query = "name=ada"}, resp).kind, InvokeOutcome::Kind::kServed);
+    EXPECT_NE(resp.body.find("ada"), std::string::npos) << resp.body;
+    auto missing = m.Replace({.name = "ghost", .artifact = "echo"});
+    ASSERT_FALSE(missing.has_value());
+    EXPECT_EQ(missing.error().code(), junction::ErrorCode::kNotFound);
+    // Remove: gone for Find, and for the other namespace nothing changed.
+    ASSERT_TRUE(m.Remove("openfaas-fn", "fn").has_value());
+    EXPECT_EQ(m.Find("fn"), nullptr);
+    EXPECT_EQ(m.Find("fn", "dev"), b);
+    EXPECT_EQ(m.Remove("openfaas-fn", "fn").error().code(), junction::ErrorCode::kNotFound);
+    ASSERT_EQ(m.List().size(), 1u);
+    EXPECT_EQ(m.List()[0].ns, "dev");
+    // Changes made on one core are seen by Find on the other.
+    junction::sched::JoinHandle h = *junction::sched::Spawn([&] {
+      ASSERT_TRUE(m.Deploy({.name = "later", .artifact = "echo"}).has_value());
+    });
+    h.Join();
+    EXPECT_NE(m.Find("later"), nullptr);
+  });
+}
+
+TEST(FunctionPool, PrewarmStartsInstancesAndTheReaperKeepsTheFloor) {
+  junction::sched::testing::RunOnCores(1, [] {
+    auto st = Store();
+    InstanceManager m(st.get());
+    ASSERT_TRUE(m.Deploy({.name = "echo", .pool = {.replicas = 3, .idle_timeout = 10ms, .min_instances = 1}}).has_value());
+    auto p = m.Find("echo");
+    ASSERT_TRUE(p->Prewarm(5).has_value());
+    EXPECT_EQ(p->stats().instances, 3) << "capped at replicas";
+    EXPECT_EQ(p->ReapIdle(Clock::now() + 1s), 2);
+    EXPECT_EQ(p->stats().instances, 1) << "com.openfaas.scale.min stays warm";
+    p->set_floor(0);
+    EXPECT_EQ(p->ReapIdle(Clock::now() + 1s), 1);
+    EXPECT_EQ(p->stats().instances, 0);
+    store::Response resp;
+    EXPECT_TRUE(p->Invoke({.body = "z"}, resp).cold_start);
   });
 }
 
