@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <vector>
 #include <string>
@@ -128,6 +129,69 @@ TEST(ServeEndToEnd, EverySampleFunctionAnswersCurl) {
   EXPECT_EQ(cold.output.find("X-Cold-Start-Seconds:"), std::string::npos) << "hello ran above";
   EXPECT_EQ(node.Stop(), 0) << node.Log();
   EXPECT_NE(node.Log().find("draining"), std::string::npos);
+}
+
+TEST(ServeEndToEnd, SwigluMlpAnswersJsonAndBinaryOnTheCpu) {
+  if (!HaveCurl()) GTEST_SKIP() << "curl is not installed (scripts/setup.sh installs it)";
+  Node node("[functions.swiglu-mlp]\nenv = { SWIGLU_MAX_TOKENS = \"2\" }\n");
+  const std::string dir = ::testing::TempDir();
+  // One token of 896 values (Qwen2.5-0.5B's hidden size), as JSON and as raw bf16 zeros.
+  std::string row = "[";
+  for (int i = 0; i < 896; ++i) row += (i ? "," : "") + std::to_string((i % 7 - 3) * 0.01);
+  row += "]";
+  std::ofstream(dir + "/swiglu.json") << R"({"model":"0.5b","tokens":[)" << row << "]}";
+  std::ofstream(dir + "/swiglu-wide.json") << R"({"tokens":[)" << row.substr(0, row.size() - 1) << ",1]]}";
+  std::ofstream(dir + "/swiglu-3.json") << R"({"tokens":[)" << row << "," << row << "," << row << "]}";
+  std::ofstream(dir + "/swiglu.bf16", std::ios::binary) << std::string(2 * 896, '\0');
+  const std::string url = node.Url("/function/swiglu-mlp");
+  auto json = node.Curl("-D - -H 'Content-Type: application/json' --data-binary @" + dir + "/swiglu.json " + url);
+  EXPECT_NE(json.output.find("HTTP/1.1 200"), std::string::npos) << json.output.substr(0, 400);
+  EXPECT_NE(json.output.find(R"({"model":"0.5B","hidden":896,"intermediate":4864,"tokens":1,"path":"cpu-)"),
+            std::string::npos) << json.output.substr(0, 600);
+  EXPECT_NE(json.output.find("X-Swiglu-Path: cpu-"), std::string::npos);
+  auto bin = node.Curl("-o " + dir + "/swiglu.out -w '%{http_code} %{size_download}' -H 'Content-Type: application/octet-stream' "
+                       "--data-binary @" + dir + "/swiglu.bf16 '" + url + "?model=0.5b&dtype=bf16'");
+  EXPECT_EQ(bin.output, "200 1792");  // SiLU(0)·0 = 0 through the whole block: Y is 896 zeros
+  std::ifstream out(dir + "/swiglu.out", std::ios::binary);
+  const std::string y((std::istreambuf_iterator<char>(out)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(y, std::string(2 * 896, '\0'));
+  // Bad input: 400 with a JSON message that says what was wrong.
+  auto wide = node.Curl("-w ' %{http_code}' -H 'Content-Type: application/json' --data-binary @" + dir + "/swiglu-wide.json " + url);
+  EXPECT_NE(wide.output.find("tokens[0] has 897 values; model 0.5B takes rows of hidden = 896"), std::string::npos) << wide.output;
+  EXPECT_NE(wide.output.find(" 400"), std::string::npos);
+  auto many = node.Curl("-w ' %{http_code}' -H 'Content-Type: application/json' --data-binary @" + dir + "/swiglu-3.json " + url);
+  EXPECT_NE(many.output.find("at most 2 per call (SWIGLU_MAX_TOKENS)"), std::string::npos) << many.output;
+  auto unknown = node.Curl("-w ' %{http_code}' -H 'Content-Type: application/octet-stream' --data-binary @" + dir +
+                           "/swiglu.bf16 '" + url + "?model=9b'");
+  EXPECT_NE(unknown.output.find("unknown Qwen-2.5 model size '9b'"), std::string::npos) << unknown.output;
+  EXPECT_NE(unknown.output.find(" 400"), std::string::npos);
+  EXPECT_EQ(node.Stop(), 0) << node.Log();
+}
+
+// SDK v2 report_energy end to end: the store's probe fixture reports 1.25 + 0.5 J of GPU
+// energy (NVML); the ledger row of that call carries gpu_j = 1.75 and source nvml beside the
+// CPU share, while a call that reports nothing has no gpu figure at all (NULL, not 0).
+TEST(ServeEndToEnd, EnergyAFunctionMeasuredReachesItsLedgerRow) {
+  if (!HaveCurl()) GTEST_SKIP() << "curl is not installed (scripts/setup.sh installs it)";
+  if (RunCommand("command -v sqlite3").exit_code != 0) GTEST_SKIP() << "sqlite3 CLI missing (scripts/setup.sh installs it)";
+  Node node(std::string("[functions]\nstore = \"") + FAASNODE_STORE_TESTDATA_DIR + "\"\n[functions.probe]\n");
+  EXPECT_EQ(node.Curl("-o /dev/null -w '%{http_code}' -H 'X-Call-Id: gpu-call' '" + node.Url("/function/probe?do=energy") + "'").output, "203");
+  EXPECT_EQ(node.Curl("-o /dev/null -w '%{http_code}' -H 'X-Call-Id: cpu-call' '" + node.Url("/function/probe") + "'").output, "203");
+  ASSERT_EQ(node.Stop(), 0) << node.Log();
+  auto rows = RunCommand("sqlite3 -separator ' ' " + node.ledger() +
+                         " \"SELECT call_id, ifnull(gpu_j, 'null'), source, grams > 0 FROM invocations ORDER BY call_id\"");
+  ASSERT_EQ(rows.exit_code, 0) << rows.output;
+  std::istringstream lines(rows.output);
+  std::string cpu_id, cpu_gpu, cpu_src, gpu_id, gpu_gpu, gpu_src;
+  int cpu_grams = 0, gpu_grams = 0;
+  lines >> cpu_id >> cpu_gpu >> cpu_src >> cpu_grams >> gpu_id >> gpu_gpu >> gpu_src >> gpu_grams;
+  EXPECT_EQ(cpu_id, "cpu-call") << rows.output;
+  EXPECT_EQ(cpu_gpu, "null") << rows.output;
+  EXPECT_EQ(cpu_src.find("nvml"), std::string::npos) << rows.output;
+  EXPECT_EQ(gpu_id, "gpu-call") << rows.output;
+  EXPECT_EQ(gpu_gpu, "1.75") << rows.output;
+  EXPECT_NE(gpu_src.find("nvml"), std::string::npos) << rows.output;
+  EXPECT_EQ(gpu_grams, 1) << "the GPU joules are priced: " << rows.output;
 }
 
 TEST(ServeEndToEnd, InFlightLimitGives429) {
