@@ -181,21 +181,17 @@ void Engine::ChallengeAck(Conn* c) {  // RFC 5961 sections 3.2, 4.2, 5.2; rate p
 }
 
 void Engine::InputSynchronized(Conn* c, const Segment& s) {  // 3.10.7.4
-  // First: the acceptability test of the sequence number, against the window we can hold.
+  // First: the acceptability test of the sequence number (RFC 9293 3.10.7.4), against the
+  // window we can hold. As Linux does, the right edge is inclusive (an ACK from a peer that
+  // filled our window carries SEQ = RCV.NXT + RCV.WND), and a segment without data may lag
+  // behind RCV.NXT by up to a buffer (an ACK overtaken by data): its ACK field is checked by
+  // RFC 5961 5.2 below, and answering it would look like a duplicate ACK to the peer.
   const std::uint32_t wnd = static_cast<std::uint32_t>(c->rcvbuf.space());
   const std::uint32_t len = s.len();
-  bool ok;
-  bool trim_all = false;  // a zero window still takes the ACK of a segment at RCV.NXT
-  auto in_wnd = [&](std::uint32_t x) { return SeqGeq(x, c->rcv_nxt) && SeqLt(x, c->rcv_nxt + wnd); };
-  if (len == 0) {
-    ok = wnd == 0 ? s.seq == c->rcv_nxt : in_wnd(s.seq);
-  } else if (wnd == 0) {
-    ok = s.seq == c->rcv_nxt;
-    trim_all = ok;
-  } else {
-    ok = in_wnd(s.seq) || in_wnd(s.seq + len - 1) ||
-         (SeqLt(s.seq, c->rcv_nxt) && SeqGeq(s.seq + len, c->rcv_nxt + wnd));
-  }
+  const bool ok = len == 0
+      ? SeqGeq(s.seq, c->rcv_nxt - static_cast<std::uint32_t>(c->rcvbuf.capacity())) &&
+            SeqLeq(s.seq, c->rcv_nxt + wnd)
+      : SeqGt(s.seq + len, c->rcv_nxt) && SeqLeq(s.seq, c->rcv_nxt + wnd);
   if (!ok) {
     counters_.Add(TcpCounter::kDropOutOfWindow);
     if (!s.has(flags::kRst)) {
@@ -207,7 +203,7 @@ void Engine::InputSynchronized(Conn* c, const Segment& s) {  // 3.10.7.4
   // Second: RST (RFC 5961 3.2): exactly at RCV.NXT resets; elsewhere in the window it is
   // answered with a challenge ACK.
   if (s.has(flags::kRst)) {
-    if (s.seq != c->rcv_nxt) {
+    if (s.seq != c->rcv_nxt || len != 0) {
       ChallengeAck(c);
       return;
     }
@@ -253,11 +249,7 @@ void Engine::InputSynchronized(Conn* c, const Segment& s) {  // 3.10.7.4
     case TcpState::kEstablished:
     case TcpState::kFinWait1:
     case TcpState::kFinWait2:
-      if (trim_all) {
-        c->ack_now = true;  // a probe into a zero window: say it is still shut
-      } else {
-        ProcessData(c, s);
-      }
+      ProcessData(c, s);  // trims to the window: a probe into a shut one only gets an ACK
       break;
     case TcpState::kTimeWait:
       if (s.has(flags::kFin)) {  // the peer did not get our last ACK
