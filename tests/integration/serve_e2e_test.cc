@@ -194,6 +194,45 @@ TEST(ServeEndToEnd, EnergyAFunctionMeasuredReachesItsLedgerRow) {
   EXPECT_EQ(gpu_grams, 1) << "the GPU joules are priced: " << rows.output;
 }
 
+TEST(ServeEndToEnd, ExecSamplesAnswerCurl) {
+  if (!HaveCurl()) GTEST_SKIP() << "curl is not installed (scripts/setup.sh installs it)";
+  Node node("");  // the embedded defaults: cat, wc (wc -l) and sha512sum beside the native ones
+  EXPECT_EQ(node.Curl("--data-binary 'hello exec' " + node.Url("/function/cat")).output, "hello exec");
+  EXPECT_EQ(RunCommand("printf 'a\\nb\\nc\\n' | curl -s --max-time 10 --data-binary @- " + node.Url("/function/wc")).output,
+            "3\n");
+  EXPECT_EQ(node.Curl("--data-binary abc " + node.Url("/function/sha512sum")).output,
+            "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a2192992a274fc1a836ba3c23a3feebbd4"
+            "54d4423643ce80e2a9ac94fa54ca49f  -\n");
+  auto headers = node.Curl("-D - -o /dev/null -d x " + node.Url("/function/cat"));
+  EXPECT_NE(headers.output.find("HTTP/1.1 200"), std::string::npos) << headers.output;
+  EXPECT_NE(headers.output.find("X-Duration-Seconds:"), std::string::npos) << headers.output;
+  EXPECT_EQ(node.Stop(), 0) << node.Log();
+}
+
+TEST(ServeEndToEnd, ExecFailuresTimeoutsAndTheChildsUser) {
+  if (!HaveCurl()) GTEST_SKIP() << "curl is not installed (scripts/setup.sh installs it)";
+  Node node("[functions.fail]\nfprocess = \"cat /no/such/file\"\n"
+            "[functions.slow]\nfprocess = \"sleep 5\"\nexec_timeout_ms = 200\n"
+            "[functions.whoami]\nfprocess = \"id -un\"\n"
+            "[functions.env]\nfprocess = \"env\"\nenv = { GREETING = \"hi\" }\n");
+  auto fail = node.Curl("-w ' %{http_code}' " + node.Url("/function/fail"));
+  EXPECT_NE(fail.output.find("exited with exit status 1"), std::string::npos) << fail.output;
+  EXPECT_NE(fail.output.find("No such file or directory"), std::string::npos) << fail.output;
+  EXPECT_TRUE(fail.output.ends_with(" 500")) << fail.output;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto slow = node.Curl("-w ' %{http_code}' " + node.Url("/function/slow"));
+  EXPECT_TRUE(slow.output.ends_with(" 408")) << slow.output;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(3));
+  auto env = node.Curl("-H 'X-Foo: bar' '" + node.Url("/function/env/sub?q=1") + "'");
+  EXPECT_NE(env.output.find("Http_X_Foo=bar\n"), std::string::npos) << env.output;
+  EXPECT_NE(env.output.find("Http_Path=/sub\n"), std::string::npos) << env.output;
+  EXPECT_NE(env.output.find("Http_Query=q=1\n"), std::string::npos) << env.output;
+  EXPECT_NE(env.output.find("Http_Method=GET\n"), std::string::npos) << env.output;
+  EXPECT_NE(env.output.find("GREETING=hi\n"), std::string::npos) << env.output;
+  if (geteuid() == 0) EXPECT_EQ(node.Curl(node.Url("/function/whoami")).output, "nobody\n");
+  EXPECT_EQ(node.Stop(), 0) << node.Log();
+}
+
 TEST(ServeEndToEnd, InFlightLimitGives429) {
   if (!HaveCurl()) GTEST_SKIP() << "curl is not installed (scripts/setup.sh installs it)";
   Node node("[functions.sleep]\nmax_inflight = 1\n");
