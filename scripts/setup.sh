@@ -20,6 +20,8 @@ PACKAGES=(
   libpowercap-dev powercap-utils libsqlite3-dev sqlite3
   # logging, parsing, config, CLI
   libspdlog-dev libfmt-dev node-llhttp nlohmann-json3-dev libtomlplusplus-dev libcli11-dev
+  # benchmarks (docs/benchmarks/node.md)
+  wrk
   # tests that build their own network namespaces and fault injection
   iproute2 nftables curl util-linux procps
 )

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# bench-node.sh — docs/benchmarks/node.md: echo through `faasnode serve` (kernel backend, one
+# core) against a minimal epoll HTTP server answering a fixed response, in the same run, with
+# wrk on another core. Rounds alternate the two servers; each prints requests/s and requests
+# per CPU-second of the server process (utime+stime from /proc, all its threads).
+#
+#   scripts/bench-node.sh                      # BUILD=build ROUNDS=3 DUR=10 CONNS=32
+#   SERVER_CPU=0 CLIENT_CPU=1 scripts/bench-node.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+ROUNDS=${ROUNDS:-3}
+DUR=${DUR:-10}
+CONNS=${CONNS:-32}
+SERVER_CPU=${SERVER_CPU:-0}
+CLIENT_CPU=${CLIENT_CPU:-1}
+NODE_CONFIG_EXTRA=${NODE_CONFIG_EXTRA:-}
+command -v wrk >/dev/null || { echo "bench-node.sh: wrk is not installed (scripts/setup.sh installs it)" >&2; exit 2; }
+for b in faasnode http_baseline_server; do
+  [[ -x $BUILD/bin/$b ]] || { echo "bench-node.sh: $BUILD/bin/$b is missing; build it with -DFAASNODE_BENCH=ON" >&2; exit 2; }
+done
+work=$(mktemp -d /tmp/bench-node.XXXXXX)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+cat >"$work/post.lua" <<'LUA'
+wrk.method = "POST"
+wrk.body = "hello"
+wrk.headers["Content-Type"] = "text/plain"
+LUA
+tck=$(getconf CLK_TCK)
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+wait_up() { for _ in $(seq 100); do curl -s -o /dev/null "$1" && return 0; sleep 0.1; done; echo "server at $1 did not come up" >&2; exit 1; }
+
+# measure NAME PID URL: one wrk run; prints a table row.
+measure() {
+  local name=$1 pid=$2 url=$3 out t0 t1
+  taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNS" -d2s -s "$work/post.lua" "$url" >/dev/null  # warm-up
+  t0=$(cpu_ticks "$pid")
+  out=$(taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNS" -d"${DUR}s" --latency -s "$work/post.lua" "$url")
+  t1=$(cpu_ticks "$pid")
+  local n rps p50 p99 errs
+  n=$(awk '/requests in/ {print $1}' <<<"$out")
+  rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
+  p50=$(awk '$1 == "50%" {print $2}' <<<"$out")
+  p99=$(awk '$1 == "99%" {print $2}' <<<"$out")
+  errs=$(awk '/Non-2xx|Socket errors/ {printf "%s ", $0}' <<<"$out")
+  awk -v name="$name" -v n="$n" -v rps="$rps" -v d=$((t1 - t0)) -v tck="$tck" -v p50="$p50" -v p99="$p99" -v errs="$errs" \
+    'BEGIN { cpu = d / tck; printf "| %s | %.0f | %.2f | %.0f | %s | %s | %s\n", name, rps, cpu, (cpu > 0 ? n / cpu : 0), p50, p99, errs }'
+}
+
+port_base=18091
+cat >"$work/node.toml" <<EOF2
+[runtime]
+cores = [$SERVER_CPU]
+[net]
+listen = "127.0.0.1:$((port_base + 1))"
+[energy]
+ledger = "$work/ledger.db"
+[functions.echo]
+$NODE_CONFIG_EXTRA
+EOF2
+echo "# $(date -u '+%F %T') UTC; uptime: $(uptime | sed 's/.*load average/load average/'); wrk -t1 -c$CONNS -d${DUR}s POST 5 bytes; server on CPU $SERVER_CPU, wrk on CPU $CLIENT_CPU"
+echo "| server | requests/s | server CPU s | requests per CPU-second | p50 | p99 | errors"
+echo "|---|---|---|---|---|---|---"
+for r in $(seq "$ROUNDS"); do
+  taskset -c "$SERVER_CPU" "$BUILD/bin/http_baseline_server" --port "$port_base" 2>/dev/null &
+  base_pid=$!
+  wait_up "http://127.0.0.1:$port_base/"
+  measure "baseline epoll (round $r)" "$base_pid" "http://127.0.0.1:$port_base/"
+  kill "$base_pid"; wait "$base_pid" 2>/dev/null || true
+  "$BUILD/bin/faasnode" serve --config "$work/node.toml" >"$work/node.log" 2>&1 &
+  node_pid=$!
+  wait_up "http://127.0.0.1:$((port_base + 1))/healthz"
+  measure "faasnode echo (round $r)" "$node_pid" "http://127.0.0.1:$((port_base + 1))/function/echo"
+  kill "$node_pid"; wait "$node_pid" 2>/dev/null || true
+done
+echo "# after: $(uptime | sed 's/.*load average/load average/')"
