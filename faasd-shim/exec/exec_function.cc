@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <csignal>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
@@ -196,6 +197,10 @@ Status<std::shared_ptr<ExecFunction>> ExecFunction::Create(ExecSpec spec) {
     return bad(fmt::format("tmp_root {} is not a directory", spec.tmp_root));
   }
   if ((st.st_mode & 0777) != 0711 && st.st_uid == geteuid()) (void)chmod(spec.tmp_root.c_str(), 0711);
+  // A child that exits without reading its stdin makes our next write fail with EPIPE; the
+  // SIGPIPE that comes with it must not end the node. (Children get default dispositions.)
+  static std::once_flag ignore_sigpipe;
+  std::call_once(ignore_sigpipe, [] { std::signal(SIGPIPE, SIG_IGN); });
   std::string prog = std::move(*program);
   return std::make_shared<ExecFunction>(std::move(spec), std::move(prog), std::move(argv), creds);
 }

@@ -22,6 +22,9 @@
 // so other children cannot list it). A node that is not root cannot switch users: children run
 // as the node's own (unprivileged) user, and Create logs that once.
 //
+// Create sets SIGPIPE to SIG_IGN process-wide (once): a child that does not read its stdin
+// makes the node's write fail with EPIPE, and that must not kill the node.
+//
 // Blocking: Invoke never blocks its core while the child runs: the pipes and the child's pidfd
 // are non-blocking fds registered with a per-core epoll set that the core's idle loop and poll
 // hook drain (junction/net's CorePoller), and the uthread parks on them. The clone itself blocks

@@ -129,6 +129,13 @@ TEST_F(ExecTest, BodyGoesToStdinAndStdoutIsTheResponse) {
   EXPECT_EQ(resp.body, "3\n");
 }
 
+TEST_F(ExecTest, AChildThatIgnoresItsStdinDoesNotKillTheNode) {
+  // More than a pipe holds: the write after the child exits fails with EPIPE (and SIGPIPE).
+  auto resp = Run(Spec("true"), {.method = "POST", .body = std::string(1 << 20, 'x')});
+  EXPECT_EQ(resp.status, 200);
+  EXPECT_EQ(resp.body, "");
+}
+
 TEST_F(ExecTest, ArgumentsAreSplitOnSpacesWithoutAShell) {
   auto resp = Run(Spec("echo a  b $HOME '*'"));
   EXPECT_EQ(resp.body, "a b $HOME '*'\n");
