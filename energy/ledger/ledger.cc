@@ -1,6 +1,9 @@
 // ledger.cc — the ledger: schema, loss detection on open, producer queues, the writer thread.
 #include "energy/ledger/ledger.h"
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/mman.h>
@@ -369,6 +372,13 @@ size_t Ledger::ApproxQueued(uint32_t producer) const {
 }
 
 void Ledger::WriterLoop() {
+  pthread_setname_np(pthread_self(), "faasnode-ledger");
+  if (!options_.writer_cpus.empty()) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : options_.writer_cpus) CPU_SET(c, &set);
+    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);  // best effort: a hint
+  }
   while (true) {
     uint64_t ticket;
     bool stopping;

@@ -50,6 +50,10 @@ struct LedgerOptions {
   size_t queue_capacity = 16384;  // records per producer queue (rounded up to a power of two)
   size_t max_batch = 8192;        // rows per transaction
   std::chrono::milliseconds flush_interval{20};  // how often the writer drains the queues
+  // CPUs the writer thread may run on; empty: those of the thread that calls Open(). A node
+  // opens the ledger from a pinned worker: pass the process's CPUs so the writer does not
+  // share that one worker's CPU.
+  std::vector<int> writer_cpus;
 };
 
 struct OpenReport {

@@ -1,7 +1,10 @@
 // energy_biller.cc — the sampler: close intervals, estimate joules, attribute, price, record.
 #include "faasd-shim/billing/energy_biller.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -23,6 +26,19 @@ using junction::Status;
 namespace accounts = junction::sched::accounts;
 
 namespace {
+// The CPUs the process may use: the main thread's (the runtime pins only its workers).
+std::vector<int> ProcessCpus() {
+  std::vector<int> cpus;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(getpid(), sizeof(set), &set) == 0) {
+    for (int i = 0; i < CPU_SETSIZE; ++i) {
+      if (CPU_ISSET(i, &set)) cpus.push_back(i);
+    }
+  }
+  return cpus;
+}
+
 std::int64_t UnixNs() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
@@ -81,7 +97,10 @@ Status<std::unique_ptr<EnergyBiller>> EnergyBiller::Start(junction::sched::Runti
       return MakeError(ErrorCode::kIo, fmt::format("energy.ledger: cannot create {}: {}", dir.string(), ec.message()));
     }
   }
-  auto ledger = energy::Ledger::Open({.path = options.ledger_path, .producers = 1});
+  // The sampler and the ledger writer are started from a pinned worker: let them run on any
+  // of the process's CPUs rather than share that one worker's.
+  b->cpus_ = ProcessCpus();
+  auto ledger = energy::Ledger::Open({.path = options.ledger_path, .producers = 1, .writer_cpus = b->cpus_});
   if (!ledger) return std::unexpected(ledger.error());
   b->ledger_ = std::move(*ledger);
   if (b->ledger_->open_report().rows_lost > 0) {
@@ -216,6 +235,13 @@ void EnergyBiller::Complete(CompletedCall call) {
 }
 
 void EnergyBiller::SamplerLoop() {
+  pthread_setname_np(pthread_self(), "faasnode-energy");
+  if (!cpus_.empty()) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : cpus_) CPU_SET(c, &set);
+    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);  // best effort: a hint
+  }
   while (!stop_.load(std::memory_order_acquire)) {
     std::this_thread::sleep_for(options_.interval);
     if (stop_.load(std::memory_order_acquire)) break;
@@ -240,6 +266,7 @@ Status<void> EnergyBiller::Step(bool final_step) {
     for (auto& c : fresh) waiting_.push_back(std::move(c));
     return std::unexpected(snap.error());
   }
+  if (options_.on_interval) options_.on_interval(*snap);
   std::vector<energy::CoreIntervalCycles> cores;
   cores.reserve(snap->cores.size());
   std::uint64_t begin_tsc = UINT64_MAX, end_tsc = 0;

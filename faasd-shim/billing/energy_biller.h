@@ -81,6 +81,9 @@ struct BillingOptions {
   // Called on the sampler thread for every ledger row it writes (for example to count
   // Prometheus series); must not block for long.
   std::function<void(const energy::InvocationRecord&)> on_bill;
+  // Called on the sampler thread with every closed cycle-accounting interval (for example
+  // metrics::CycleTotals::Observe: the biller is then the runtime's only interval reader).
+  std::function<void(const junction::sched::IntervalSnapshot&)> on_interval;
   std::string ledger_path;                 // created with its directory if absent
   double carbon_g_per_kwh = 400.0;         // used when carbon_trace is empty
   std::string carbon_trace;                // CSV (timestamp, gCO2e/kWh); gaps interpolated
@@ -180,6 +183,7 @@ class EnergyBiller {
   std::atomic<bool> stop_{false};
   std::atomic<bool> stopped_{false};
   std::atomic<std::uint64_t> intervals_{0};
+  std::vector<int> cpus_;  // the process's CPUs, for the sampler and the ledger writer
   std::thread sampler_;
   std::string last_error_;
 };
