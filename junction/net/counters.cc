@@ -31,6 +31,9 @@ NetCounters& NetCounters::operator+=(const NetCounters& o) {
   icmp_echo_replies += o.icmp_echo_replies;
   tcp_retransmits += o.tcp_retransmits;
   tcp_resets += o.tcp_resets;
+  tcp_drop_out_of_window += o.tcp_drop_out_of_window;
+  tcp_drop_backlog += o.tcp_drop_backlog;
+  tcp_challenge_acks += o.tcp_challenge_acks;
   return *this;
 }
 
@@ -77,6 +80,9 @@ NetCounters NetCounterSet::Read(int core) const {
   r.icmp_echo_replies = get(Counter::kIcmpEchoReplies);
   r.tcp_retransmits = get(Counter::kTcpRetransmits);
   r.tcp_resets = get(Counter::kTcpResets);
+  r.tcp_drop_out_of_window = get(Counter::kTcpDropOutOfWindow);
+  r.tcp_drop_backlog = get(Counter::kTcpDropBacklog);
+  r.tcp_challenge_acks = get(Counter::kTcpChallengeAcks);
   return r;
 }
 

@@ -44,6 +44,9 @@ struct NetCounters {
   std::uint64_t icmp_echo_replies = 0;
   std::uint64_t tcp_retransmits = 0;
   std::uint64_t tcp_resets = 0;          // RST segments sent or accepted
+  std::uint64_t tcp_drop_out_of_window = 0;  // failed the RFC 9293 acceptability test
+  std::uint64_t tcp_drop_backlog = 0;        // SYNs beyond a listener's backlog
+  std::uint64_t tcp_challenge_acks = 0;      // RFC 5961 challenge ACKs sent
 
   NetCounters& operator+=(const NetCounters& o);
 };
@@ -74,6 +77,9 @@ enum class Counter : int {
   kIcmpEchoReplies,
   kTcpRetransmits,
   kTcpResets,
+  kTcpDropOutOfWindow,
+  kTcpDropBacklog,
+  kTcpChallengeAcks,
   kNumCounters,
 };
 

@@ -81,6 +81,26 @@ std::int64_t Engine::Now() {
   return now_;
 }
 
+void Engine::Count(TcpCounter c, std::uint64_t n) {
+  counters_.Add(c, n);
+  if (opt_.net_counters == nullptr) return;
+  Counter m;
+  switch (c) {
+    case TcpCounter::kRetransmits: m = Counter::kTcpRetransmits; break;
+    case TcpCounter::kResetsIn:
+    case TcpCounter::kResetsOut: m = Counter::kTcpResets; break;
+    case TcpCounter::kDropChecksum: m = Counter::kDropBadChecksum; break;
+    case TcpCounter::kDropMalformed: m = Counter::kDropMalformed; break;
+    case TcpCounter::kDropNoConn: m = Counter::kDropNoSocket; break;
+    case TcpCounter::kTxNoBuffer: m = Counter::kDropNoBuffer; break;
+    case TcpCounter::kDropOutOfWindow: m = Counter::kTcpDropOutOfWindow; break;
+    case TcpCounter::kDropBacklog: m = Counter::kTcpDropBacklog; break;
+    case TcpCounter::kChallengeAcks: m = Counter::kTcpChallengeAcks; break;
+    default: return;
+  }
+  opt_.net_counters->Add(m, n);
+}
+
 // RFC 6528: ISN = M + F(4-tuple, secret), M a 4 us clock.
 std::uint32_t Engine::NewIss(const FourTuple& t) {
   const std::uint64_t f = Mix(FlowHash(t) ^ opt_.iss_secret);
@@ -114,7 +134,7 @@ void Engine::MaybeFree(Conn* c) {
 void Engine::Abandon(Conn* c, int err) {
   if (err != 0 && c->err == 0) {
     c->err = err;
-    counters_.Add(TcpCounter::kConnsAborted);
+    Count(TcpCounter::kConnsAborted);
   }
   c->state = TcpState::kClosed;
   c->rto_at = c->delack_at = c->persist_at = c->linger_at = INT64_MAX;
@@ -395,7 +415,7 @@ void Engine::OnTimer(Conn* c) {
   }
   if (c->rto_at <= now) {
     c->rto_at = INT64_MAX;
-    counters_.Add(TcpCounter::kRtoTimeouts);
+    Count(TcpCounter::kRtoTimeouts);
     const bool syn = c->state == TcpState::kSynSent || c->state == TcpState::kSynReceived;
     if (++c->retries > (syn ? opt_.max_syn_retransmits : opt_.max_retransmits)) {
       if (!syn) SendRst(c);
@@ -427,7 +447,7 @@ void Engine::OnTimer(Conn* c) {
       SendSegment(c, c->snd_una, flags::kAck, c->snd_una - c->snd_buf_seq, 1);
       if (SeqLt(c->snd_nxt, c->snd_una + 1)) c->snd_nxt = c->snd_una + 1;
       if (SeqLt(c->snd_max, c->snd_nxt)) c->snd_max = c->snd_nxt;
-      counters_.Add(TcpCounter::kZeroWindowProbes);
+      Count(TcpCounter::kZeroWindowProbes);
       c->persist_backoff = std::min(std::max(c->persist_backoff * 2, c->rto), opt_.rto_max_ns);
       c->persist_at = now + c->persist_backoff;
     }
@@ -435,7 +455,7 @@ void Engine::OnTimer(Conn* c) {
   if (c->delack_at <= now) {
     c->delack_at = INT64_MAX;
     if (c->state != TcpState::kClosed) {
-      counters_.Add(TcpCounter::kDelayedAcks);
+      Count(TcpCounter::kDelayedAcks);
       SendAck(c);
     }
   }

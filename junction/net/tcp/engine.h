@@ -27,6 +27,7 @@
 #include <unordered_map>
 
 #include "junction/base/error.h"
+#include "junction/net/counters.h"
 #include "junction/net/endpoint.h"
 #include "junction/net/io_waiter.h"
 #include "junction/net/tcp/tcp_counters.h"
@@ -53,6 +54,9 @@ struct EngineOptions {
   std::uint32_t challenge_acks_per_s = 1000;  // RFC 5961 section 7
   std::uint64_t iss_secret = 0;  // RFC 6528 F(); 0: drawn at random
   std::int64_t (*clock_ns)() = nullptr;  // nullptr: sched::MonoNs
+  // The stack's counters (counters.h), where the TCP ones that have a field there are also
+  // counted (retransmits, resets, drops by reason); nullptr: only the engine's own.
+  NetCounterSet* net_counters = nullptr;
 };
 
 enum class TcpState {
@@ -149,6 +153,7 @@ class Engine final : public TcpRxSink {
   friend struct EngineInternals;
 
   std::int64_t Now();
+  void Count(TcpCounter c, std::uint64_t n = 1);
   std::uint32_t NewIss(const FourTuple& t);
   Conn* NewConn(const FourTuple& t);
   void Free(Conn* c);

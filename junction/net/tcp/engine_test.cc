@@ -530,6 +530,33 @@ TEST_F(EngineTest, FastRetransmitAndNewRenoPartialAcks) {
   engine_->Close(c);
 }
 
+// A retransmission covers only what was sent before, never queued data past SND.MAX (which
+// the peer would acknowledge beyond what we think we sent).
+TEST_F(EngineTest, RetransmissionsStopAtSndMax) {
+  Conn* c = Establish(40000, {100, 0});
+  const std::uint32_t base = our_iss_ + 1;
+  Deliver(40000, 80, peer_iss_ + 1, base, flags::kAck, 250);  // a 250-byte window
+  const auto d = Bytes(1000);
+  ASSERT_EQ(*engine_->Send(c, d), 1000u);
+  std::uint32_t sent_to = base;
+  while (!tx_.sent.empty()) {
+    Segment s = tx_.Pop();
+    sent_to = std::max(sent_to, s.seq + static_cast<std::uint32_t>(s.payload.size()));
+  }
+  ASSERT_EQ(sent_to, base + 250);
+  for (int i = 0; i < 3; ++i) Deliver(40000, 80, peer_iss_ + 1, base, flags::kAck, 250);
+  Segment fr = tx_.Pop();
+  EXPECT_EQ(fr.seq, base);
+  EXPECT_LE(fr.seq + fr.payload.size(), base + 250);
+  tx_.sent.clear();
+  Deliver(40000, 80, peer_iss_ + 1, base + 200, flags::kAck, 250);  // partial: [200, 250) lost
+  ASSERT_FALSE(tx_.sent.empty());
+  Segment pr = tx_.Pop();
+  EXPECT_EQ(pr.seq, base + 200);
+  EXPECT_EQ(pr.payload.size(), 50u);
+  engine_->Close(c);
+}
+
 TEST_F(EngineTest, ZeroWindowProbesBackOffUntilTheWindowOpens) {
   Conn* c = Establish();
   Deliver(40000, 80, peer_iss_ + 1, our_iss_ + 1, flags::kAck, 0);  // window shut

@@ -74,7 +74,8 @@ void ReceiveStream(TcpConn& c, Deadline deadline, Side* out) {
 
 // Runs body with two services (A at 10.0.0.1, B at 10.0.0.2) on a 2-core runtime.
 void WithPair(LinkFaults faults, EngineOptions opts,
-              const std::function<void(TcpService&, TcpService&, MemLink&)>& body) {
+              const std::function<void(TcpService&, TcpService&, MemLink&, NetCounterSet&,
+                                       NetCounterSet&)>& body) {
   sched::testing::RunOnCores(2, [&] {
     NetCounterSet ca(2), cb(2);
     MemLink link(2, faults);
@@ -87,7 +88,7 @@ void WithPair(LinkFaults faults, EngineOptions opts,
     link.Attach(0, a->get(), kA);
     link.Attach(1, b->get(), kB);
     link.Start();
-    body(**a, **b, link);
+    body(**a, **b, link, ca, cb);
     link.Stop();
   });
 }
@@ -173,7 +174,7 @@ class CleanLinkTest : public ::testing::TestWithParam<Params> {};
 
 TEST_P(CleanLinkTest, EchoIntactWithoutRetransmissions) {
   const auto [bytes, conns] = GetParam();
-  WithPair(LinkFaults{}, EngineOptions{}, [&](TcpService& a, TcpService& b, MemLink& link) {
+  WithPair(LinkFaults{}, EngineOptions{}, [&](TcpService& a, TcpService& b, MemLink& link, NetCounterSet& ca, NetCounterSet& cb) {
     EchoTransfer(a, b, bytes, conns);
     const TcpCounterSnapshot s = Both(a, b);
     EXPECT_EQ(link.stats().dropped.load(), 0u);
@@ -207,7 +208,7 @@ TEST_P(LossyLinkTest, EchoIntactUnderDropReorderDuplicateAndDelay) {
   o.rto_min_ns = 5'000'000;  // a fast link: a short minimum keeps the test short
   o.rto_initial_ns = 100'000'000;
   o.delayed_ack_ns = 1'000'000;  // below the short RTO, as 20 ms is below Linux's 200 ms
-  WithPair(f, o, [&](TcpService& a, TcpService& b, MemLink& link) {
+  WithPair(f, o, [&](TcpService& a, TcpService& b, MemLink& link, NetCounterSet& ca, NetCounterSet& cb) {
     EchoTransfer(a, b, bytes, conns);
     const TcpCounterSnapshot s = Both(a, b);
     const auto& ls = link.stats();
@@ -219,6 +220,8 @@ TEST_P(LossyLinkTest, EchoIntactUnderDropReorderDuplicateAndDelay) {
     if (ls.dropped_data.load() > 0) EXPECT_GT(s[TcpCounter::kRetransmits], 0u);
     EXPECT_GE(s[TcpCounter::kRetransmits],
               s[TcpCounter::kFastRetransmits] + s[TcpCounter::kPartialAckRetransmits]);
+    // The stack's counters (counters.h) carry the same figure.
+    EXPECT_EQ(ca.Total().tcp_retransmits + cb.Total().tcp_retransmits, s[TcpCounter::kRetransmits]);
     if (bytes >= (1u << 20)) {
       // Enough segments for losses inside a window: fast retransmit and NewReno partial ACKs.
       EXPECT_GT(s[TcpCounter::kFastRetransmits], 0u);
@@ -242,7 +245,7 @@ INSTANTIATE_TEST_SUITE_P(Sizes, LossyLinkTest,
                                            Params{128 << 10, 16}));
 
 TEST(LinkTest, ConnectToAClosedPortIsRefused) {
-  WithPair(LinkFaults{}, EngineOptions{}, [&](TcpService& a, TcpService&, MemLink&) {
+  WithPair(LinkFaults{}, EngineOptions{}, [&](TcpService& a, TcpService&, MemLink&, NetCounterSet&, NetCounterSet&) {
     auto c = a.Connect(Endpoint{kB, 9}, In(5s));
     ASSERT_FALSE(c.has_value());
     EXPECT_TRUE(net::IsConnectionRefused(c.error())) << c.error().message();
@@ -250,7 +253,7 @@ TEST(LinkTest, ConnectToAClosedPortIsRefused) {
 }
 
 TEST(LinkTest, ReadDeadlineIsHonoured) {
-  WithPair(LinkFaults{}, EngineOptions{}, [&](TcpService& a, TcpService& b, MemLink&) {
+  WithPair(LinkFaults{}, EngineOptions{}, [&](TcpService& a, TcpService& b, MemLink&, NetCounterSet&, NetCounterSet&) {
     auto l = b.Listen(Endpoint{Ipv4Addr::Any(), 80}, ListenOptions{});
     ASSERT_TRUE(l.has_value());
     auto c = a.Connect(Endpoint{kB, 80}, In(5s));
@@ -273,7 +276,7 @@ TEST(LinkTest, ReadDeadlineIsHonoured) {
 }
 
 TEST(LinkTest, PeerResetIsSeenByTheReader) {
-  WithPair(LinkFaults{}, EngineOptions{}, [&](TcpService& a, TcpService& b, MemLink&) {
+  WithPair(LinkFaults{}, EngineOptions{}, [&](TcpService& a, TcpService& b, MemLink&, NetCounterSet&, NetCounterSet&) {
     auto l = b.Listen(Endpoint{Ipv4Addr::Any(), 80}, ListenOptions{});
     ASSERT_TRUE(l.has_value());
     auto c = a.Connect(Endpoint{kB, 80}, In(5s));

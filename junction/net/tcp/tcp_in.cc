@@ -42,18 +42,18 @@ void ApplySynOptions(Conn* c, const Segment& s, std::uint16_t our_mss) {
 
 void Engine::Input(const RxSegment& rx) {
   Now();
-  counters_.Add(TcpCounter::kSegmentsIn);
+  Count(TcpCounter::kSegmentsIn);
   if (rx.tcp.size() < kHeaderBytes) {
-    counters_.Add(TcpCounter::kDropMalformed);
+    Count(TcpCounter::kDropMalformed);
     return;
   }
   if (!rx.checksum_verified && !TcpChecksumOk(rx.src, rx.dst, rx.tcp)) {
-    counters_.Add(TcpCounter::kDropChecksum);
+    Count(TcpCounter::kDropChecksum);
     return;
   }
   Segment s;
   if (ParseSegment(rx.tcp, &s) != ParseError::kOk) {
-    counters_.Add(TcpCounter::kDropMalformed);
+    Count(TcpCounter::kDropMalformed);
     return;
   }
   const FourTuple t{rx.dst, s.dst_port, rx.src, s.src_port};
@@ -79,7 +79,7 @@ void Engine::Input(const RxSegment& rx) {
     InputListen(it->second.get(), t, s);
     return;
   }
-  counters_.Add(TcpCounter::kDropNoConn);
+  Count(TcpCounter::kDropNoConn);
   ResetFor(t, s);
 }
 
@@ -100,7 +100,7 @@ void Engine::InputListen(ListenState* l, const FourTuple& t, const Segment& s) {
   }
   if (!s.has(flags::kSyn)) return;
   if (l->pending >= l->backlog) {
-    counters_.Add(TcpCounter::kDropBacklog);
+    Count(TcpCounter::kDropBacklog);
     return;
   }
   Conn* c = NewConn(t);
@@ -126,13 +126,13 @@ void Engine::InputListen(ListenState* l, const FourTuple& t, const Segment& s) {
 
 void Engine::InputSynSent(Conn* c, const Segment& s) {  // 3.10.7.3
   if (s.has(flags::kAck) && (SeqLeq(s.ack, c->iss) || SeqGt(s.ack, c->snd_max))) {
-    counters_.Add(TcpCounter::kDropBadAck);
+    Count(TcpCounter::kDropBadAck);
     if (!s.has(flags::kRst)) SendBareRst(c->t, s.ack, 0, false);
     return;
   }
   if (s.has(flags::kRst)) {
     if (s.has(flags::kAck)) {  // acceptable ACK (checked above): refused
-      counters_.Add(TcpCounter::kResetsIn);
+      Count(TcpCounter::kResetsIn);
       Abandon(c, ECONNREFUSED);
     }
     return;
@@ -154,7 +154,7 @@ void Engine::InputSynSent(Conn* c, const Segment& s) {  // 3.10.7.3
     c->rto_at = INT64_MAX;
     c->cwnd = InitialWindow(c->mss);
     c->state = c->fin_queued ? TcpState::kFinWait1 : TcpState::kEstablished;
-    counters_.Add(TcpCounter::kConnsOpened);
+    Count(TcpCounter::kConnsOpened);
     c->ack_now = true;
     c->wr.Notify();
     Output(c);  // data queued during the handshake, or the ACK
@@ -172,11 +172,11 @@ void Engine::ChallengeAck(Conn* c) {  // RFC 5961 sections 3.2, 4.2, 5.2; rate p
     challenge_acks_in_window_ = 0;
   }
   if (challenge_acks_in_window_ >= opt_.challenge_acks_per_s) {
-    counters_.Add(TcpCounter::kDropRateLimited);
+    Count(TcpCounter::kDropRateLimited);
     return;
   }
   ++challenge_acks_in_window_;
-  counters_.Add(TcpCounter::kChallengeAcks);
+  Count(TcpCounter::kChallengeAcks);
   SendAck(c);
 }
 
@@ -193,7 +193,7 @@ void Engine::InputSynchronized(Conn* c, const Segment& s) {  // 3.10.7.4
             SeqLeq(s.seq, c->rcv_nxt + wnd)
       : SeqGt(s.seq + len, c->rcv_nxt) && SeqLeq(s.seq, c->rcv_nxt + wnd);
   if (!ok) {
-    counters_.Add(TcpCounter::kDropOutOfWindow);
+    Count(TcpCounter::kDropOutOfWindow);
     if (!s.has(flags::kRst)) {
       SendAck(c);  // <SEQ=SND.NXT><ACK=RCV.NXT><CTL=ACK>
       if (c->state == TcpState::kTimeWait) c->linger_at = now_ + opt_.time_wait_ns;
@@ -207,7 +207,7 @@ void Engine::InputSynchronized(Conn* c, const Segment& s) {  // 3.10.7.4
       ChallengeAck(c);
       return;
     }
-    counters_.Add(TcpCounter::kResetsIn);
+    Count(TcpCounter::kResetsIn);
     const bool quiet = c->state == TcpState::kTimeWait || c->state == TcpState::kClosing ||
                        c->state == TcpState::kLastAck;
     const bool refused = c->state == TcpState::kSynReceived && c->listener == nullptr;
@@ -223,7 +223,7 @@ void Engine::InputSynchronized(Conn* c, const Segment& s) {  // 3.10.7.4
   if (!s.has(flags::kAck)) return;
   if (c->state == TcpState::kSynReceived) {
     if (!(SeqLt(c->snd_una, s.ack) && SeqLeq(s.ack, c->snd_max))) {
-      counters_.Add(TcpCounter::kDropBadAck);
+      Count(TcpCounter::kDropBadAck);
       SendBareRst(c->t, s.ack, 0, false);
       return;
     }
@@ -233,7 +233,7 @@ void Engine::InputSynchronized(Conn* c, const Segment& s) {  // 3.10.7.4
     c->max_snd_wnd = std::max(c->max_snd_wnd, c->snd_wnd);
     c->cwnd = InitialWindow(c->mss);
     c->state = c->fin_queued ? TcpState::kFinWait1 : TcpState::kEstablished;
-    counters_.Add(TcpCounter::kConnsOpened);
+    Count(TcpCounter::kConnsOpened);
     if (c->listener != nullptr) {
       ListenState* l = c->listener;
       c->in_accept_queue = true;
@@ -270,7 +270,7 @@ bool Engine::ProcessAck(Conn* c, const Segment& s) {
   const std::uint32_t ack = s.ack;
   // RFC 5961 5.2: acceptable only in [SND.UNA - MAX.SND.WND, SND.NXT].
   if (SeqGt(ack, c->snd_max) || SeqLt(ack, c->snd_una - c->max_snd_wnd)) {
-    counters_.Add(TcpCounter::kDropBadAck);
+    Count(TcpCounter::kDropBadAck);
     ChallengeAck(c);
     return false;
   }
@@ -299,7 +299,7 @@ bool Engine::ProcessAck(Conn* c, const Segment& s) {
         c->dupacks = 0;
       } else {  // partial ACK: resend the next hole at once, deflate the window
         Retransmit(c);
-        counters_.Add(TcpCounter::kPartialAckRetransmits);
+        Count(TcpCounter::kPartialAckRetransmits);
         c->cwnd = c->cwnd > acked ? c->cwnd - acked : 0;
         if (acked >= c->mss) c->cwnd += c->mss;
         c->cwnd = std::max<std::uint32_t>(c->cwnd, c->mss);
@@ -340,7 +340,7 @@ bool Engine::ProcessAck(Conn* c, const Segment& s) {
       c->recover = c->snd_max;
       c->in_recovery = true;
       Retransmit(c);
-      counters_.Add(TcpCounter::kFastRetransmits);
+      Count(TcpCounter::kFastRetransmits);
       c->cwnd = c->ssthresh + 3u * c->mss;
       c->rto_at = now_ + c->rto;
     }
@@ -410,7 +410,11 @@ void Engine::ProcessData(Conn* c, const Segment& s) {
       if (removed == 0 && c->n_ooo == kMaxOooRanges) {
         // No room to remember another hole: forget the data (the peer sends it again).
       } else {
-        std::move(c->ooo + j, c->ooo + c->n_ooo, c->ooo + i + 1);
+        if (removed == 0) {  // open a slot at i
+          std::move_backward(c->ooo + i, c->ooo + c->n_ooo, c->ooo + c->n_ooo + 1);
+        } else {  // ranges i..j-1 become one
+          std::move(c->ooo + j, c->ooo + c->n_ooo, c->ooo + i + 1);
+        }
         c->n_ooo = c->n_ooo - removed + 1;
         c->ooo[i] = r;
       }

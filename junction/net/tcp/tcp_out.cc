@@ -59,7 +59,7 @@ bool Engine::SendSegment(Conn* c, std::uint32_t seq, std::uint8_t fl, std::size_
   const std::size_t len = kHeaderBytes + data_len;
   auto f = tx_->Alloc(c->t.local_addr, c->t.remote_addr, len);
   if (!f) {
-    counters_.Add(TcpCounter::kTxNoBuffer);
+    Count(TcpCounter::kTxNoBuffer);
     return false;
   }
   const std::uint16_t wnd = AdvertisedWindow(c);
@@ -67,7 +67,7 @@ bool Engine::SendSegment(Conn* c, std::uint32_t seq, std::uint8_t fl, std::size_
               (fl & flags::kAck) != 0 ? c->rcv_nxt : 0, fl, wnd, 0);
   if (data_len > 0) c->sndbuf.ReadAt(data_off, f->tcp.data() + kHeaderBytes, data_len);
   Finish(tx_, *f, len, c->t.local_addr, c->t.remote_addr);
-  counters_.Add(TcpCounter::kSegmentsOut);
+  Count(TcpCounter::kSegmentsOut);
   if ((fl & flags::kAck) != 0) {
     c->ack_now = false;
     c->unacked_segs = 0;
@@ -93,12 +93,12 @@ void Engine::SendSyn(Conn* c) {
     WriteHeader(f->tcp.data(), c->t.local_port, c->t.remote_port, c->iss, ack ? c->rcv_nxt : 0,
                 static_cast<std::uint8_t>(flags::kSyn | (ack ? flags::kAck : 0)), w, olen);
     Finish(tx_, *f, len, c->t.local_addr, c->t.remote_addr);
-    counters_.Add(TcpCounter::kSegmentsOut);
+    Count(TcpCounter::kSegmentsOut);
   } else {
-    counters_.Add(TcpCounter::kTxNoBuffer);
+    Count(TcpCounter::kTxNoBuffer);
   }
   if (SeqGt(c->snd_max, c->iss)) {
-    counters_.Add(TcpCounter::kRetransmits);
+    Count(TcpCounter::kRetransmits);
     ++c->retransmits;
     c->timing = false;
   } else {
@@ -115,20 +115,20 @@ void Engine::SendAck(Conn* c) { SendSegment(c, c->snd_nxt, flags::kAck, 0, 0); }
 
 void Engine::SendRst(Conn* c) {
   SendSegment(c, c->snd_nxt, flags::kRst | flags::kAck, 0, 0);
-  counters_.Add(TcpCounter::kResetsOut);
+  Count(TcpCounter::kResetsOut);
 }
 
 void Engine::SendBareRst(const FourTuple& t, std::uint32_t seq, std::uint32_t ack, bool with_ack) {
   auto f = tx_->Alloc(t.local_addr, t.remote_addr, kHeaderBytes);
   if (!f) {
-    counters_.Add(TcpCounter::kTxNoBuffer);
+    Count(TcpCounter::kTxNoBuffer);
     return;
   }
   WriteHeader(f->tcp.data(), t.local_port, t.remote_port, seq, with_ack ? ack : 0,
               static_cast<std::uint8_t>(flags::kRst | (with_ack ? flags::kAck : 0)), 0, 0);
   Finish(tx_, *f, kHeaderBytes, t.local_addr, t.remote_addr);
-  counters_.Add(TcpCounter::kSegmentsOut);
-  counters_.Add(TcpCounter::kResetsOut);
+  Count(TcpCounter::kSegmentsOut);
+  Count(TcpCounter::kResetsOut);
 }
 
 void Engine::Output(Conn* c) {
@@ -168,7 +168,7 @@ void Engine::Output(Conn* c) {
     const bool resend = SeqLt(seq, c->snd_max);
     if (!SendSegment(c, seq, fl, seq - c->snd_buf_seq, n)) break;
     if (resend) {
-      counters_.Add(TcpCounter::kRetransmits);
+      Count(TcpCounter::kRetransmits);
       ++c->retransmits;
       c->timing = false;  // Karn: no sample while retransmitted data is outstanding
     }
@@ -202,14 +202,16 @@ void Engine::Retransmit(Conn* c) {
   }
   const std::uint32_t data_end = DataEnd(c);
   const std::uint32_t seq = c->snd_una;
-  std::size_t n = SeqLt(seq, data_end) ? std::min<std::size_t>(data_end - seq, c->mss) : 0;
+  // Only what was sent before: never past SND.MAX (queued data beyond it is new data).
+  const std::uint32_t limit = SeqLt(c->snd_max, data_end) ? c->snd_max : data_end;
+  std::size_t n = SeqLt(seq, limit) ? std::min<std::size_t>(limit - seq, c->mss) : 0;
   const bool fin = c->fin_queued && seq + n == data_end && SeqGt(c->snd_max, data_end);
   if (n == 0 && !fin) return;
   std::uint8_t fl = flags::kAck;
   if (fin) fl |= flags::kFin;
   if (n > 0 && seq + n == data_end) fl |= flags::kPsh;
   if (SendSegment(c, seq, fl, seq - c->snd_buf_seq, n)) {
-    counters_.Add(TcpCounter::kRetransmits);
+    Count(TcpCounter::kRetransmits);
     ++c->retransmits;
     c->timing = false;
   }

@@ -221,6 +221,7 @@ Status<std::unique_ptr<TcpService>> TcpService::Create(const EngineOptions& base
       return MakeError(ErrorCode::kInvalidArgument, fmt::format("TcpService: core {} has no TcpTx", i));
     }
     EngineOptions o = base;
+    if (o.net_counters == nullptr) o.net_counters = counters;
     o.core = static_cast<int>(i);
     o.num_cores = static_cast<int>(tx.size());
     if (o.iss_secret != 0) o.iss_secret += i;
