@@ -23,7 +23,7 @@ PACKAGES=(
   # benchmarks (docs/benchmarks/node.md)
   wrk
   # tests that build their own network namespaces and fault injection
-  iproute2 nftables curl util-linux procps
+  iproute2 nftables curl util-linux procps iputils-ping
 )
 
 missing=()

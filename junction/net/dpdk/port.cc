@@ -159,9 +159,14 @@ Status<void> Port::Configure(const DpdkOptions& options, int num_queues) {
   rte_eth_macaddr_get(id_, &mac_);
   std::uint16_t mtu = 1500;
   if (rte_eth_dev_get_mtu(id_, &mtu) == 0 && mtu >= 576) mtu_ = mtu;
+  // An rx-interrupt fd is used only where it is level-readable while frames wait and needs
+  // no acknowledging read: a PMD that implements rx_intr_enable, or net_tap, whose vector
+  // fds are its queues' tap fds (it has no enable op). memif has neither: it is polled.
+  const bool tap = std::string_view(info.driver_name) == "net_tap";
   if (intr_asked) {
     for (int q = 0; q < num_queues; ++q) {
-      if (rte_eth_dev_rx_intr_enable(id_, q) == 0) {
+      const int rc = rte_eth_dev_rx_intr_enable(id_, q);
+      if (rc == 0 || (tap && rc == -ENOTSUP)) {
         intr_fds_[q] = rte_eth_dev_rx_intr_ctl_q_get_fd(id_, q);
       }
     }
