@@ -273,7 +273,7 @@ Status<void> Engine::ConnectResult(Conn* c) const {
   if (c->err != 0) return std::unexpected(ConnError(c->err, c->t, "Connect"));
   switch (c->state) {
     case TcpState::kSynSent:
-    case TcpState::kSynReceived: return MakeError(ErrorCode::kWouldBlock, "handshake in progress");
+    case TcpState::kSynReceived: return MakeError(ErrorCode::kWouldBlock, "handshaking");
     case TcpState::kClosed: return std::unexpected(ConnError(ECONNRESET, c->t, "Connect"));
     default: return {};
   }
@@ -300,7 +300,7 @@ Status<std::size_t> Engine::Recv(Conn* c, std::span<std::byte> buf) {
   if (c->fin_in) return 0;
   if (c->err != 0) return std::unexpected(ConnError(c->err, c->t, "Read"));
   if (c->state == TcpState::kClosed) return std::unexpected(ConnError(ECONNRESET, c->t, "Read"));
-  return MakeError(ErrorCode::kWouldBlock, "no data yet");
+  return MakeError(ErrorCode::kWouldBlock, "no data yet");  // short strings: no allocation
 }
 
 Status<std::size_t> Engine::Send(Conn* c, std::span<const std::byte> buf) {
@@ -316,7 +316,7 @@ Status<std::size_t> Engine::Send(Conn* c, std::span<const std::byte> buf) {
     default: return std::unexpected(ResetError("Write: the connection is closed", EPIPE));
   }
   const std::size_t n = std::min(buf.size(), c->sndbuf.space());
-  if (n == 0) return MakeError(ErrorCode::kWouldBlock, "send buffer full");
+  if (n == 0) return MakeError(ErrorCode::kWouldBlock, "buffer full");
   Now();
   c->sndbuf.Append(buf.data(), n);
   Output(c);

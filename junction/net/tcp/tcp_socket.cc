@@ -20,7 +20,9 @@ namespace {
 template <typename F>
 auto RunOn(int core, F&& fn) -> decltype(fn()) {
   using R = decltype(fn());
-  if (sched::CurrentCore() == core) return fn();
+  // Inline on the owner; and outside the runtime (a handle destroyed after Run returned),
+  // where no core polls any more and nothing else touches the engine.
+  if (sched::CurrentCore() == core || !sched::InRuntime()) return fn();
   std::optional<R> r;
   for (;;) {
     auto h = sched::Spawn([&] { r.emplace(fn()); }, sched::SpawnOptions{.core = core, .stealable = false});
