@@ -37,6 +37,7 @@ struct Conn : TimerNode {
   // Receive side. rcvbuf's size() bytes are in order and unread; out-of-order bytes lie
   // beyond, recorded in ooo[] as [start, end) sequence ranges, sorted and disjoint.
   std::uint32_t irs = 0, rcv_nxt = 0, rcv_adv = 0;  // rcv_adv: right edge last advertised
+  std::uint32_t rcv_wup = 0;  // RCV.NXT when we last sent an ACK
   ByteRing rcvbuf;
   struct Range {
     std::uint32_t start, end;

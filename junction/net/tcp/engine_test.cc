@@ -606,6 +606,47 @@ TEST_F(EngineTest, ReceiverAdvertisesZeroWindowWhenFullAndUpdatesAfterRead) {
   engine_->Close(c);
 }
 
+// Linux probes a shut window with SEQ = RCV.NXT - 1 and no data: it must get an ACK (with our
+// window), or a lost window update would hang the connection.
+TEST_F(EngineTest, LinuxStyleWindowProbeGetsAnAck) {
+  Conn* c = Establish();
+  const auto d = Bytes(100);
+  Deliver(40000, 80, peer_iss_ + 1, our_iss_ + 1, flags::kAck, 1000, d);
+  Advance(25 * kMs);  // the delayed ACK goes out
+  tx_.sent.clear();
+  Deliver(40000, 80, peer_iss_ + 100, our_iss_ + 1, flags::kAck, 1000);
+  Segment a = tx_.Pop();
+  EXPECT_EQ(a.ack, peer_iss_ + 101);
+  // An ACK from the peer that we have not yet acknowledged past is taken quietly.
+  Deliver(40000, 80, peer_iss_ + 101, our_iss_ + 1, flags::kAck, 1000);
+  EXPECT_TRUE(tx_.sent.empty());
+  engine_->Close(c);
+}
+
+// After a timeout rewinds SND.NXT (go back N), an ACK still carries the highest sequence sent:
+// the peer has maybe received it all, and would find an older one unacceptable.
+TEST_F(EngineTest, AckAfterTimeoutCarriesTheHighestSequenceSent) {
+  Conn* c = Establish();
+  const auto d = Bytes(3000);
+  ASSERT_EQ(*engine_->Send(c, d), 3000u);
+  tx_.sent.clear();
+  Advance(engine_->Info(c).rto_ns + 2 * kMs);
+  EXPECT_EQ(tx_.Pop().seq, our_iss_ + 1);  // one segment again, cwnd = 1 MSS
+  EXPECT_LT(engine_->Info(c).snd_nxt, our_iss_ + 3001);
+  Deliver(40000, 80, peer_iss_ + 1, our_iss_ + 1, flags::kAck | flags::kPsh, 1000, std::span(d).first(10));
+  Advance(25 * kMs);
+  bool acked = false;
+  while (!tx_.sent.empty()) {
+    Segment a = tx_.Pop();
+    if (a.payload.empty() && a.ack == peer_iss_ + 11) {
+      EXPECT_EQ(a.seq, our_iss_ + 3001);
+      acked = true;
+    }
+  }
+  EXPECT_TRUE(acked);
+  engine_->Close(c);
+}
+
 TEST_F(EngineTest, CloseWithUnreadDataSendsRst) {
   Conn* c = Establish();
   const auto d = Bytes(10);

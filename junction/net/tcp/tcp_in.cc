@@ -182,16 +182,16 @@ void Engine::ChallengeAck(Conn* c) {  // RFC 5961 sections 3.2, 4.2, 5.2; rate p
 
 void Engine::InputSynchronized(Conn* c, const Segment& s) {  // 3.10.7.4
   // First: the acceptability test of the sequence number (RFC 9293 3.10.7.4), against the
-  // window we can hold. As Linux does, the right edge is inclusive (an ACK from a peer that
-  // filled our window carries SEQ = RCV.NXT + RCV.WND), and a segment without data may lag
-  // behind RCV.NXT by up to a buffer (an ACK overtaken by data): its ACK field is checked by
-  // RFC 5961 5.2 below, and answering it would look like a duplicate ACK to the peer.
+  // window we can hold, with Linux's two allowances: the right edge is inclusive (an ACK from a
+  // peer that filled our window carries SEQ = RCV.NXT + RCV.WND), and the left edge is RCV.NXT
+  // as of our last ACK (an ACK overtaken by data is taken quietly; answering it would look
+  // like a duplicate ACK to the peer). Older segments, zero-window probes among them
+  // (SEQ = RCV.NXT - 1), get an ACK.
   const std::uint32_t wnd = static_cast<std::uint32_t>(c->rcvbuf.space());
   const std::uint32_t len = s.len();
-  const bool ok = len == 0
-      ? SeqGeq(s.seq, c->rcv_nxt - static_cast<std::uint32_t>(c->rcvbuf.capacity())) &&
-            SeqLeq(s.seq, c->rcv_nxt + wnd)
-      : SeqGt(s.seq + len, c->rcv_nxt) && SeqLeq(s.seq, c->rcv_nxt + wnd);
+  const std::uint32_t left = SeqLt(c->rcv_wup, c->rcv_nxt) ? c->rcv_wup : c->rcv_nxt;
+  const bool ok = (len == 0 ? SeqGeq(s.seq, left) : SeqGt(s.seq + len, left)) &&
+                  SeqLeq(s.seq, c->rcv_nxt + wnd);
   if (!ok) {
     Count(TcpCounter::kDropOutOfWindow);
     if (!s.has(flags::kRst)) {

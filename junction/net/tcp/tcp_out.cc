@@ -69,6 +69,7 @@ bool Engine::SendSegment(Conn* c, std::uint32_t seq, std::uint8_t fl, std::size_
   Finish(tx_, *f, len, c->t.local_addr, c->t.remote_addr);
   Count(TcpCounter::kSegmentsOut);
   if ((fl & flags::kAck) != 0) {
+    c->rcv_wup = c->rcv_nxt;
     c->ack_now = false;
     c->unacked_segs = 0;
     c->delack_at = INT64_MAX;
@@ -90,6 +91,7 @@ void Engine::SendSyn(Conn* c) {
     // The window of a SYN is never scaled (RFC 7323 2.2).
     const auto w = static_cast<std::uint16_t>(std::min<std::size_t>(c->rcvbuf.space(), 65535));
     c->rcv_adv = c->rcv_nxt + w;
+    c->rcv_wup = c->rcv_nxt;
     WriteHeader(f->tcp.data(), c->t.local_port, c->t.remote_port, c->iss, ack ? c->rcv_nxt : 0,
                 static_cast<std::uint8_t>(flags::kSyn | (ack ? flags::kAck : 0)), w, olen);
     Finish(tx_, *f, len, c->t.local_addr, c->t.remote_addr);
@@ -111,10 +113,21 @@ void Engine::SendSyn(Conn* c) {
   if (c->rto_at == INT64_MAX) c->rto_at = now_ + c->rto;
 }
 
-void Engine::SendAck(Conn* c) { SendSegment(c, c->snd_nxt, flags::kAck, 0, 0); }
+namespace {
+// The sequence number of a segment without data: the highest sent, within the peer's window
+// (as Linux's tcp_acceptable_seq). Not SND.NXT: after a timeout rewinds SND.NXT, an ACK that
+// carried it could lie below the peer's RCV.NXT, be found unacceptable, and both sides would
+// then drop each other's ACKs.
+std::uint32_t AckSeq(const Conn* c) {
+  const std::uint32_t wnd_end = c->snd_una + c->snd_wnd;
+  return SeqLeq(c->snd_max, wnd_end) ? c->snd_max : wnd_end;
+}
+}  // namespace
+
+void Engine::SendAck(Conn* c) { SendSegment(c, AckSeq(c), flags::kAck, 0, 0); }
 
 void Engine::SendRst(Conn* c) {
-  SendSegment(c, c->snd_nxt, flags::kRst | flags::kAck, 0, 0);
+  SendSegment(c, AckSeq(c), flags::kRst | flags::kAck, 0, 0);
   Count(TcpCounter::kResetsOut);
 }
 
