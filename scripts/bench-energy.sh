@@ -1,61 +1,72 @@
 #!/usr/bin/env bash
-# bench-energy.sh — echo throughput with the energy ledger on and off, in one run: the same
-# faasnode binary served with [energy] enabled = true / false, repetitions interleaved
-# (on, off, off, on, ...) so drift and neighbours hit both alike; prints each repetition, the
-# medians and the ratio, for docs/benchmarks/energy.md.
+# bench-energy.sh — docs/benchmarks/energy.md: echo throughput through `faasnode serve` with the
+# energy ledger on and off, in one run. The same binary and config but [energy] enabled = true /
+# false; the node on one CPU (its sampler and ledger writer share it), wrk on another; rounds
+# interleaved (on, off, off, on, ...) so drift and neighbours hit both alike. Prints requests/s
+# and requests per CPU-second of the node (utime+stime of all its threads) per round, then the
+# medians and the on/off ratios.
 #
-#   scripts/bench-energy.sh                 # REPS=6 SECONDS_PER=5 CONNS=4
-#   BUILD=build-energy scripts/bench-energy.sh
+#   scripts/bench-energy.sh                 # BUILD=build ROUNDS=6 DUR=5 CONNS=32
+#   SERVER_CPU=0 CLIENT_CPU=1 BUILD=build-energy scripts/bench-energy.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
-REPS=${REPS:-6}
-SECS=${SECONDS_PER:-5}
-CONNS=${CONNS:-4}
-PORT=${PORT:-18950}
-if [[ -z "${NO_BUILD:-}" ]]; then
-  cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  cmake --build "$BUILD" -j"${JOBS:-2}" --target faasnode faasnode_http_load >/dev/null
-fi
-dir=$(mktemp -d /tmp/bench-energy.XXXXXX)
-trap 'rm -rf "$dir"' EXIT
-run_one() {  # $1 = true|false ; prints "rps cpu_us_per_request" (the node's user+system CPU)
-  local cfg="$dir/node-$1.toml"
-  printf '[net]\nlisten = "127.0.0.1:%s"\n[functions]\nstore = "%s/functions"\n[functions.echo]\n[energy]\nenabled = %s\nledger = "%s/ledger.db"\n' \
-    "$PORT" "$BUILD" "$1" "$dir" >"$cfg"
-  "$BUILD/bin/faasnode" serve --config "$cfg" >"$dir/log-$1" 2>&1 &
-  local pid=$!
-  for _ in $(seq 100); do curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break; sleep 0.05; done
-  local t0 t1 out
-  t0=$(awk '{print $14 + $15}' "/proc/$pid/stat")
-  out=$("$BUILD/bin/faasnode_http_load" --url "http://127.0.0.1:$PORT/function/echo" --body hello \
-    --connections "$CONNS" --seconds "$SECS")
-  t1=$(awk '{print $14 + $15}' "/proc/$pid/stat")
-  local hz; hz=$(getconf CLK_TCK)
-  echo "$out" | awk -v d="$((t1 - t0))" -v hz="$hz" '{
-    split($1, r, "="); split($4, p, "="); printf "%s %.2f\n", p[2], d / hz * 1e6 / r[2] }'
+ROUNDS=${ROUNDS:-6}
+DUR=${DUR:-5}
+CONNS=${CONNS:-32}
+SERVER_CPU=${SERVER_CPU:-0}
+CLIENT_CPU=${CLIENT_CPU:-1}
+PORT=${PORT:-18095}
+command -v wrk >/dev/null || { echo "bench-energy.sh: wrk is not installed (scripts/setup.sh installs it)" >&2; exit 2; }
+[[ -x $BUILD/bin/faasnode ]] || { echo "bench-energy.sh: $BUILD/bin/faasnode is missing; build it first" >&2; exit 2; }
+work=$(mktemp -d /tmp/bench-energy.XXXXXX)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+cat >"$work/post.lua" <<'LUA'
+wrk.method = "POST"
+wrk.body = "hello"
+wrk.headers["Content-Type"] = "text/plain"
+LUA
+tck=$(getconf CLK_TCK)
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+wait_up() { for _ in $(seq 100); do curl -s -o /dev/null "$1" && return 0; sleep 0.1; done; echo "node at $1 did not come up" >&2; exit 1; }
+
+# round ON(true|false) R: one node, one wrk run; prints "rps requests_per_cpu_second".
+round() {
+  local cfg="$work/node-$1.toml" out t0 t1 pid
+  printf '[runtime]\ncores = [%s]\n[net]\nlisten = "127.0.0.1:%s"\n[functions.echo]\n[energy]\nenabled = %s\nledger = "%s/ledger-%s.db"\n' \
+    "$SERVER_CPU" "$PORT" "$1" "$work" "$2" >"$cfg"
+  "$BUILD/bin/faasnode" serve --config "$cfg" >"$work/node.log" 2>&1 &
+  pid=$!
+  wait_up "http://127.0.0.1:$PORT/healthz"
+  taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNS" -d1s -s "$work/post.lua" "http://127.0.0.1:$PORT/function/echo" >/dev/null
+  t0=$(cpu_ticks "$pid")
+  out=$(taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNS" -d"${DUR}s" -s "$work/post.lua" "http://127.0.0.1:$PORT/function/echo")
+  t1=$(cpu_ticks "$pid")
   kill -INT "$pid"
-  wait "$pid" || { echo "faasnode exited non-zero; log:" >&2; cat "$dir/log-$1" >&2; exit 1; }
+  wait "$pid" || { echo "faasnode exited non-zero:" >&2; cat "$work/node.log" >&2; exit 1; }
+  if grep -q "Non-2xx\|Socket errors" <<<"$out"; then echo "wrk saw errors: $out" >&2; exit 1; fi
+  awk -v d=$((t1 - t0)) -v tck="$tck" '/requests in/ {n = $1} /Requests\/sec/ {rps = $2}
+    END { cpu = d / tck; printf "%.0f %.0f\n", rps, (cpu > 0 ? n / cpu : 0) }' <<<"$out"
 }
-echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)  (uptime: $(uptime))"
+
+echo "# $(date -u '+%F %T') UTC; uptime: $(uptime | sed 's/.*load average/load average/'); wrk -t1 -c$CONNS -d${DUR}s POST 5 bytes to /function/echo; node on CPU $SERVER_CPU (runtime cores = [$SERVER_CPU]), wrk on CPU $CLIENT_CPU"
+echo "| round | ledger | requests/s | requests per node CPU-second |"
+echo "|---|---|---|---|"
 on=() off=() on_cpu=() off_cpu=()
-for r in $(seq "$REPS"); do
+for r in $(seq "$ROUNDS"); do
   if (( r % 2 )); then order="true false"; else order="false true"; fi
   for mode in $order; do
-    read -r rps cpu < <(run_one "$mode")
-    if [[ $mode == true ]]; then on+=("$rps"); on_cpu+=("$cpu"); else off+=("$rps"); off_cpu+=("$cpu"); fi
-    echo "rep $r ledger=$([[ $mode == true ]] && echo on || echo off) rps=$rps node_cpu_us_per_request=$cpu"
+    read -r rps per_cpu < <(round "$mode" "$r")
+    if [[ $mode == true ]]; then on+=("$rps"); on_cpu+=("$per_cpu"); else off+=("$rps"); off_cpu+=("$per_cpu"); fi
+    echo "| $r | $([[ $mode == true ]] && echo on || echo off) | $rps | $per_cpu |"
   done
 done
-echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# after: $(uptime | sed 's/.*load average/load average/')"
 python3 - "${on[*]}" "${off[*]}" "${on_cpu[*]}" "${off_cpu[*]}" <<'PY'
-import statistics, sys
+import statistics as st, sys
 on, off, on_cpu, off_cpu = ([float(x) for x in a.split()] for a in sys.argv[1:5])
-pairs = [a / b for a, b in zip(on, off)]
-print(f"median rps: ledger on {statistics.median(on):.0f}, off {statistics.median(off):.0f}")
-print(f"on/off ratio of medians {statistics.median(on) / statistics.median(off):.4f}; "
-      f"median of per-repetition ratios {statistics.median(pairs):.4f} "
-      f"(loss {100 * (1 - statistics.median(pairs)):.2f}%)")
-print(f"median node CPU per request: ledger on {statistics.median(on_cpu):.2f} us, "
-      f"off {statistics.median(off_cpu):.2f} us")
+m = st.median
+print(f"median requests/s: ledger on {m(on):.0f}, off {m(off):.0f}; ratio on/off {m(on) / m(off):.4f} "
+      f"(per-round ratios: median {m([a / b for a, b in zip(on, off)]):.4f})")
+print(f"median requests per CPU-second: on {m(on_cpu):.0f}, off {m(off_cpu):.0f}; ratio {m(on_cpu) / m(off_cpu):.4f}")
 PY

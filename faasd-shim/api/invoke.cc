@@ -152,8 +152,8 @@ RouteHandler MakeInvokeHandler(const instances::InstanceManager* manager, billin
     if (biller != nullptr && biller->response_headers()) {
       // The estimate at completion; the ledger row is the final bill (see energy_biller.h).
       const billing::CallEstimate e = biller->EstimateCall(ran.cycles);
-      reply.headers.emplace_back("X-Energy-Joules", fmt::format("{:.9f}", e.joules));
-      reply.headers.emplace_back("X-Carbon-Grams", fmt::format("{:.9f}", e.grams));
+      reply.headers.emplace_back("X-Energy-Joules", fmt::format("{:.6g}", e.joules));
+      reply.headers.emplace_back("X-Carbon-Grams", fmt::format("{:.6g}", e.grams));
       reply.headers.emplace_back("X-Energy-Source", e.sources.ToString());
       reply.headers.emplace_back("X-Energy-Estimate", ran.on_cpu ? "on-cpu" : "upper-bound");
     }

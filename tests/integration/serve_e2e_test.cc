@@ -10,6 +10,7 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -243,19 +244,36 @@ TEST(ServeEndToEnd, InFlightLimitGives429) {
   EXPECT_EQ(both.output, "200\n429\n") << both.output;
 }
 
+// The value of response header `name` in a `curl -si` output, or "" when absent.
+std::string HeaderValue(const std::string& response, const std::string& name) {
+  const std::size_t at = response.find("\n" + name + ": ");
+  if (at == std::string::npos) return "";
+  const std::size_t begin = at + name.size() + 3;
+  return response.substr(begin, response.find('\r', begin) - begin);
+}
+
 // Every invocation is billed: the carbon report's functions, idle and overhead add up to the
-// meter's joules for the run, each labelled with its source (the power model on these VMs).
+// meter's joules and grams for the run, each labelled with its source (the power model on
+// these VMs); every response carries the estimate at completion; the HTML page renders.
 TEST(ServeEndToEnd, CarbonReportAddsUpToTheMeter) {
   if (!HaveCurl()) GTEST_SKIP() << "curl is not installed (scripts/setup.sh installs it)";
-  Node node("", "interval_ms = 5\n");
+  Node node("[functions.echo]\n[functions.cpu-burn]\n", "interval_ms = 5\n");
+  std::string echo_reply, burn_reply;
   for (int i = 0; i < 10; ++i) {
-    node.Curl("-o /dev/null '" + node.Url("/function/cpu-burn?rounds=20000") + "'");
-    node.Curl("-o /dev/null -d hi " + node.Url("/function/echo"));
+    burn_reply = node.Curl("-si '" + node.Url("/function/cpu-burn?rounds=20000") + "'").output;
+    echo_reply = node.Curl("-si -d hi " + node.Url("/function/echo")).output;
+  }
+  for (const std::string* r : {&echo_reply, &burn_reply}) {
+    EXPECT_EQ(HeaderValue(*r, "X-Energy-Source"), "model") << *r;
+    EXPECT_GT(std::atof(HeaderValue(*r, "X-Energy-Joules").c_str()), 0.0) << *r;
+    EXPECT_GT(std::atof(HeaderValue(*r, "X-Carbon-Grams").c_str()), 0.0) << *r;
+    const std::string how = HeaderValue(*r, "X-Energy-Estimate");
+    EXPECT_TRUE(how == "on-cpu" || how == "upper-bound") << *r;
   }
   ASSERT_EQ(node.Stop(), 0) << node.Log();
   auto report = RunCommand(std::string(FAASNODE_BIN) + " carbon report --format csv --ledger " + node.ledger());
   ASSERT_EQ(report.exit_code, 0) << report.output;
-  double functions = 0, node_share = 0, meter = 0;
+  double functions = 0, node_share = 0, meter = 0, functions_g = 0, node_g = 0, meter_g = 0;
   int burn_calls = 0;
   std::istringstream lines(report.output);
   std::string line;
@@ -264,15 +282,20 @@ TEST(ServeEndToEnd, CarbonReportAddsUpToTheMeter) {
     std::vector<std::string> f;
     std::stringstream ls(line);
     for (std::string cell; std::getline(ls, cell, ',');) f.push_back(cell);
-    ASSERT_GE(f.size(), 4u) << line;
+    ASSERT_GE(f.size(), 5u) << line;
     EXPECT_EQ(f[1], "model") << "every figure says where it came from: " << line;
+    ASSERT_FALSE(f[4].empty()) << "every row is priced, the node's too: " << line;
     const double joules = std::stod(f[3]);
+    const double grams = std::stod(f[4]);
     if (f[0] == "= meter (intervals)") {
       meter = joules;
+      meter_g = grams;
     } else if (f[0][0] == '(') {
       node_share += joules;
+      node_g += grams;
     } else {
       functions += joules;
+      functions_g += grams;
       if (f[0] == "cpu-burn") burn_calls = std::stoi(f[2]);
     }
   }
@@ -280,6 +303,21 @@ TEST(ServeEndToEnd, CarbonReportAddsUpToTheMeter) {
   EXPECT_GT(functions, 0.0) << report.output;
   EXPECT_GT(meter, 0.0) << report.output;
   EXPECT_NEAR(functions + node_share, meter, meter * 1e-6) << report.output;
+  EXPECT_NEAR(functions_g + node_g, meter_g, meter_g * 1e-6) << report.output;
+  auto html = RunCommand(std::string(FAASNODE_BIN) + " carbon report --format html --ledger " + node.ledger());
+  ASSERT_EQ(html.exit_code, 0) << html.output;
+  EXPECT_EQ(html.output.rfind("<!DOCTYPE html>", 0), 0u) << html.output.substr(0, 200);
+  EXPECT_NE(html.output.find("cpu-burn"), std::string::npos);
+  EXPECT_NE(html.output.find("<polyline"), std::string::npos) << "the intensity curve";
+}
+
+TEST(ServeEndToEnd, EnergyHeadersCanBeSwitchedOff) {
+  if (!HaveCurl()) GTEST_SKIP() << "curl is not installed (scripts/setup.sh installs it)";
+  Node node("[functions.echo]\n", "response_headers = false\n");
+  const std::string r = node.Curl("-si -d hi " + node.Url("/function/echo")).output;
+  EXPECT_NE(HeaderValue(r, "X-Call-Id"), "") << r;
+  EXPECT_EQ(HeaderValue(r, "X-Energy-Joules"), "") << r;
+  EXPECT_EQ(HeaderValue(r, "X-Carbon-Grams"), "") << r;
 }
 
 TEST(ServeEndToEnd, BadConfigsExitWithCode2AndOneLine) {
