@@ -168,7 +168,7 @@ void Engine::Advance(std::int64_t now_ns) {
 }
 
 std::int64_t Engine::NextTimerNs() const {
-  return wheel_.armed() == 0 ? INT64_MAX : wheel_.last_tick_ns() + TimerWheel::kTickNs;
+  return wheel_.NextDeadlineNs();
 }
 
 void Engine::ArmTimer(Conn* c) {

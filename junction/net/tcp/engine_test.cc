@@ -375,7 +375,11 @@ TEST_F(EngineTest, SimultaneousCloseThroughClosingToTimeWait) {
   EXPECT_EQ(*engine_->Recv(c, out), 0u);  // EOF
   engine_->Close(c);
   EXPECT_EQ(engine_->num_conns(), 1u);  // TIME_WAIT keeps the pair
+  const std::int64_t next = engine_->NextTimerNs();  // the 2 MSL timer, 1 s away
+  EXPECT_GT(next, g_now + 990 * kMs);
+  EXPECT_LE(next, g_now + 1000 * kMs);
   Advance(1100 * kMs);
+  EXPECT_EQ(engine_->NextTimerNs(), INT64_MAX);
   EXPECT_EQ(engine_->num_conns(), 0u);
 }
 

@@ -84,6 +84,18 @@ class TimerWheel {
     }
   }
 
+  // A lower bound on the earliest armed deadline (INT64_MAX when none): the start of the
+  // first non-empty slot ahead. At most kSlots emptiness checks: for an idle core deciding how
+  // long it may sleep, not for every poll.
+  std::int64_t NextDeadlineNs() const {
+    if (armed_ == 0) return INT64_MAX;
+    for (std::int64_t t = last_tick_ + 1; t <= last_tick_ + static_cast<std::int64_t>(kSlots); ++t) {
+      const TimerNode& head = slots_[static_cast<std::size_t>(t) % kSlots];
+      if (head.next != &head) return t * kTickNs;
+    }
+    return (last_tick_ + 1) * kTickNs;
+  }
+
   std::size_t armed() const { return armed_; }
   std::int64_t last_tick_ns() const { return last_tick_ * kTickNs; }
 
