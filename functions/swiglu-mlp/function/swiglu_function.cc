@@ -327,7 +327,10 @@ class SwigluMlp {
       if (!parsed) return std::unexpected(Bad(parsed.error().message()));
       json = std::move(*parsed);
       model_name = json->model;
-      if (model_name.empty()) model_name = req.Query("model").value_or("");
+      if (model_name.empty()) {
+        model_name =
+            req.Query("model").value_or(std::string(req.Header("X-Swiglu-Model").value_or("")));
+      }
     }
     auto shape = ResolveModel(model_name);
     if (!shape) return std::unexpected(shape.error());
