@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include <charconv>
+#include <climits>
 #include <mutex>
 
 namespace faasnode::logs {
@@ -179,8 +180,11 @@ std::optional<std::int64_t> ParseRfc3339(std::string_view s) {
   t.tm_hour = h;
   t.tm_min = m;
   t.tm_sec = sec;
-  const time_t secs = timegm(&t);
-  return (static_cast<std::int64_t>(secs) - offset_s) * 1'000'000'000 + nanos;
+  const std::int64_t secs = static_cast<std::int64_t>(timegm(&t)) - offset_s;
+  // Unix nanoseconds in an int64 end in 2262 (and begin in 1677): clamp beyond.
+  if (secs >= INT64_MAX / 1'000'000'000 - 1) return INT64_MAX;
+  if (secs <= INT64_MIN / 1'000'000'000 + 1) return INT64_MIN;
+  return secs * 1'000'000'000 + nanos;
 }
 
 void AppendMessageJson(std::string& out, const LogLine& l) {

@@ -74,6 +74,7 @@ TEST(Rfc3339, FormatAndParse) {
   EXPECT_EQ(ParseRfc3339("2023-11-14T22:13:20Z"), 1'700'000'000'000'000'000);
   EXPECT_EQ(ParseRfc3339("2023-11-14T23:13:20.5+01:00"), 1'700'000'000'500'000'000);
   EXPECT_EQ(ParseRfc3339("2023-11-14T21:13:20-01:00"), 1'700'000'000'000'000'000);
+  EXPECT_EQ(ParseRfc3339("2999-01-01T00:00:00Z"), INT64_MAX) << "past int64 nanoseconds: clamped";
   for (const char* bad : {"", "2023-11-14", "2023-11-14T22:13:20", "2023-11-14 22:13:20Z", "2023-13-14T22:13:20Z",
                           "2023-11-14T22:13:20.Z", "2023-11-14T22:13:20Zjunk", "yesterday"}) {
     EXPECT_FALSE(ParseRfc3339(bad).has_value()) << bad;

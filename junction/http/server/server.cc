@@ -111,7 +111,7 @@ std::string JsonError(std::string_view message) {
 
 }  // namespace
 
-bool Server::Respond(const Request& req, std::string& out, bool close) {
+bool Server::Respond(const Request& req, std::string& out, bool close, net::TcpConn& conn) {
   Reply resp;
   try {
     handler_(req, resp);
@@ -132,8 +132,24 @@ bool Server::Respond(const Request& req, std::string& out, bool close) {
   w.AddDate(std::time(nullptr));
   // Read after the handler: a shutdown that began while it ran still closes this connection.
   if (resp.close || close || draining_.load(std::memory_order_acquire)) w.SetClose();
-  w.Finish(resp.body);
-  return w.keep_alive();
+  if (!resp.stream) {
+    w.Finish(resp.body);
+    return w.keep_alive();
+  }
+  w.SetClose();
+  w.BeginChunked();
+  bool ok = Flush(conn, out, options_.write_timeout).has_value();
+  if (ok && w.body_allowed()) {
+    resp.stream([&](std::string_view data) {
+      if (!ok || draining_.load(std::memory_order_acquire)) return false;
+      if (data.empty()) return true;
+      w.WriteChunk(data);
+      ok = Flush(conn, out, options_.write_timeout).has_value();
+      return ok;
+    });
+  }
+  if (ok) (void)w.EndChunked();
+  return false;
 }
 
 void Server::ServeConnection(net::TcpConn conn) {
@@ -158,7 +174,7 @@ void Server::ServeConnection(net::TcpConn conn) {
         }
         break;
       }
-      const bool keep_alive = Respond(**next, out, /*close=*/false);
+      const bool keep_alive = Respond(**next, out, /*close=*/false, conn);
       if (!keep_alive) {
         (void)Flush(conn, out, options_.write_timeout);
         return;
@@ -206,7 +222,7 @@ void Server::ServeConnection(net::TcpConn conn) {
           break;
         }
         if (*last == nullptr) break;
-        Respond(**last, out, /*close=*/true);
+        Respond(**last, out, /*close=*/true, conn);
       }
       (void)Flush(conn, out, options_.write_timeout);
       return;

@@ -57,6 +57,13 @@ struct Reply {
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
   bool close = false;  // close the connection after this response
+  // A streamed body (a log follow, say). When set, `body` is ignored: the server sends the
+  // head with chunked framing (close-delimited for HTTP/1.0), then calls stream(emit) on the
+  // connection's uthread after the handler returns (the Request's views are still valid).
+  // emit(data) sends `data` as one chunk at once (no write when empty) and returns false once
+  // the client is gone or the server drains: the producer should stop then. The connection
+  // closes after a streamed response. Nothing is streamed for HEAD.
+  std::function<void(const std::function<bool(std::string_view)>& emit)> stream;
 };
 
 using Handler = std::function<void(const Request&, Reply&)>;
@@ -90,7 +97,8 @@ class Server {
   void AcceptLoop();
   void ServeConnection(net::TcpConn conn);
   // Runs the handler for one request and appends its response; false: close after sending.
-  bool Respond(const Request& req, std::string& out, bool close);
+  // A streamed response is written to `conn` (with what `out` held before it) right away.
+  bool Respond(const Request& req, std::string& out, bool close, net::TcpConn& conn);
   void CountStatus(int status);
 
   Handler handler_;
