@@ -119,6 +119,17 @@ Status<std::unique_ptr<DpdkStack>> DpdkStack::Create(const StackOptions& options
     return {};
   });
   if (!built) return std::unexpected(built.error());
+  // TCP: one engine per core, each sending through its core's CoreNet.
+  tcp::EngineOptions eo;
+  eo.local_addr = o.ip;
+  eo.num_cores = n;
+  eo.net_counters = stack->mutable_counters();
+  std::vector<tcp::TcpTx*> tx;
+  for (auto& c : stack->cores_) tx.push_back(c.get());
+  auto svc = tcp::TcpService::Create(eo, tx, stack->mutable_counters());
+  if (!svc) return std::unexpected(svc.error());
+  stack->tcp_ = std::move(*svc);
+  for (int i = 0; i < n; ++i) stack->cores_[i]->set_tcp_sink(&stack->tcp_->engine(i));
   // Then the hooks and tickers.
   auto hooked = stack->OnEveryCore([&](int i) -> Status<void> {
     std::shared_ptr<CoreNet> c = stack->cores_[i];
@@ -140,11 +151,19 @@ Status<std::unique_ptr<DpdkStack>> DpdkStack::Create(const StackOptions& options
     const bool intr = sh.port->rx_intr_fd(i) >= 0;
     const std::uint32_t max_us = o.idle_poll_max_us;
     std::atomic<bool>* stopping = &stack->stopping_;
+    tcp::Engine* engine = &stack->tcp_->engine(i);
     auto h = sched::Spawn(
-        [c, intr, max_us, stopping] {
+        [c, intr, max_us, stopping, engine] {
           std::uint32_t period = intr ? kTickWithIntrUs : kTickMinUs;
           while (!stopping->load(std::memory_order_relaxed)) {
-            sched::SleepFor(std::chrono::microseconds(period));
+            std::uint32_t sleep_us = period;
+            const std::int64_t due_us = (engine->NextTimerNs() - sched::MonoNs()) / 1000;
+            if (due_us < static_cast<std::int64_t>(sleep_us)) {
+              sleep_us = due_us < static_cast<std::int64_t>(kTickMinUs)
+                             ? kTickMinUs
+                             : static_cast<std::uint32_t>(due_us);
+            }
+            sched::SleepFor(std::chrono::microseconds(sleep_us));
             const int handled = c->Poll();
             if (!intr) period = handled > 0 ? kTickMinUs : std::min(period * 2, max_us);
           }
@@ -160,9 +179,13 @@ DpdkStack::~DpdkStack() {
   stopping_.store(true);
   for (auto& h : tickers_) h.Join();
   (void)OnEveryCore([&](int i) -> Status<void> {
-    if (cores_[i]) cores_[i]->Stop();
+    if (cores_[i]) {
+      cores_[i]->set_tcp_sink(nullptr);
+      cores_[i]->Stop();
+    }
     return {};
   });
+  tcp_.reset();  // after the hooks stopped calling the engines
 }
 
 Status<void> DpdkStack::SetFaults(const DpdkFaultOptions& faults) {
@@ -187,18 +210,12 @@ FaultStats DpdkStack::fault_stats() {
   return t;
 }
 
-Status<TcpListener> DpdkStack::DoListen(Endpoint local, const ListenOptions&) {
-  return MakeError(ErrorCode::kUnavailable,
-                   fmt::format("Listen {} on the dpdk stack: TCP is not wired to the dpdk "
-                               "backend yet; use UDP here, or net.backend = \"kernel\"",
-                               local.ToString()));
+Status<TcpListener> DpdkStack::DoListen(Endpoint local, const ListenOptions& options) {
+  return tcp_->Listen(local, options);
 }
 
-Status<TcpConn> DpdkStack::DoConnect(Endpoint remote, Deadline) {
-  return MakeError(ErrorCode::kUnavailable,
-                   fmt::format("Connect {} on the dpdk stack: TCP is not wired to the dpdk "
-                               "backend yet; use UDP here, or net.backend = \"kernel\"",
-                               remote.ToString()));
+Status<TcpConn> DpdkStack::DoConnect(Endpoint remote, Deadline deadline) {
+  return tcp_->Connect(remote, deadline);
 }
 
 Status<UdpSocket> DpdkStack::DoBindUdp(Endpoint local) { return dpdk::BindUdp(*this, local); }

@@ -18,7 +18,10 @@
 // core's CoreNet stopped on its core (the hooks stay registered as no-ops; the runtime cannot
 // remove them). The port stays started for a later stack in the same process.
 //
-// TCP: Listen/Connect say kUnavailable until a TCP engine is wired (tcp_io.h is the seam).
+// TCP: one tcp::Engine per core (junction/net/tcp, through tcp_io.h): each CoreNet is its
+// core's TcpTx and hands the segments steered to it (tcp::FlowCore) to that engine; the poll
+// pass runs the engine's timers, and a ticker with rx interrupts wakes no later than the
+// engine's next timer. Listen/Connect/Accept are the TcpService's (tcp_socket.h).
 #pragma once
 
 #include <atomic>
@@ -28,6 +31,7 @@
 #include "junction/net/dpdk/core_net.h"
 #include "junction/net/dpdk/eal.h"
 #include "junction/net/stack.h"
+#include "junction/net/tcp/tcp_socket.h"
 #include "junction/sched/sched.h"
 #include "junction/sched/spinlock.h"
 
@@ -50,6 +54,7 @@ class DpdkStack final : public Stack {
   const EalInfo& eal() const { return eal_; }
   Ipv4Addr ip() const { return shared_.ip; }
   CoreNet& core(int i) { return *cores_[i]; }
+  tcp::TcpService& tcp() { return *tcp_; }
   int num_cores() const { return shared_.num_cores; }
   // Replaces the fault injectors of every core (from a uthread; runs on each core).
   Status<void> SetFaults(const DpdkFaultOptions& faults);
@@ -75,6 +80,7 @@ class DpdkStack final : public Stack {
   EalInfo eal_;
   StackShared shared_;
   std::vector<std::shared_ptr<CoreNet>> cores_;
+  std::unique_ptr<tcp::TcpService> tcp_;
   std::vector<sched::JoinHandle> tickers_;
   std::atomic<bool> stopping_{false};
   sched::Spinlock bind_lock_;
