@@ -129,5 +129,54 @@ TEST(NodeConfig, MissingFileIsAClearError) {
   EXPECT_NE(c.error().message().find("/nonexistent/dev.toml cannot be read"), std::string::npos);
 }
 
+TEST(NodeConfig, NetDpdkKeys) {
+  auto c = ParseNodeConfig(R"([net]
+backend = "dpdk"
+[net.dpdk]
+eal_args = ["--no-pci", "--vdev=net_tap0,iface=fn0"]
+hugepages = "off"
+port = "net_tap0"
+ip = "10.1.2.3"
+prefix_len = 16
+gateway = "10.1.0.1"
+burst = 16
+idle_poll_max_us = 500
+[net.dpdk.faults]
+drop = 0.05
+reorder = 0.1
+seed = 9
+tx = true
+)", "t");
+  ASSERT_TRUE(c.has_value()) << c.error().message();
+  const junction::net::DpdkOptions& d = c->net.dpdk;
+  EXPECT_EQ(d.eal_args.size(), 2u);
+  EXPECT_EQ(d.eal_args[1], "--vdev=net_tap0,iface=fn0");
+  EXPECT_EQ(d.hugepages, "off");
+  EXPECT_EQ(d.port, "net_tap0");
+  EXPECT_EQ(d.ip, junction::net::Ipv4Addr(10, 1, 2, 3));
+  EXPECT_EQ(d.prefix_len, 16);
+  EXPECT_EQ(d.gateway, junction::net::Ipv4Addr(10, 1, 0, 1));
+  EXPECT_EQ(d.burst, 16);
+  EXPECT_EQ(d.idle_poll_max_us, 500u);
+  EXPECT_DOUBLE_EQ(d.faults.drop, 0.05);
+  EXPECT_DOUBLE_EQ(d.faults.reorder, 0.1);
+  EXPECT_EQ(d.faults.seed, 9u);
+  EXPECT_TRUE(d.faults.tx);
+
+  auto bad = [](const char* text) {
+    auto r = ParseNodeConfig(text, "t");
+    return r ? std::string("accepted") : std::string(r.error().message());
+  };
+  EXPECT_NE(bad("[net.dpdk]\nip = \"10.1\"\n").find("net.dpdk.ip"), std::string::npos);
+  EXPECT_NE(bad("[net.dpdk]\nburst = 0\n").find("net.dpdk.burst"), std::string::npos);
+  EXPECT_NE(bad("[net.dpdk]\nhugepages = \"maybe\"\n").find("net.dpdk.hugepages"),
+            std::string::npos);
+  EXPECT_NE(bad("[net.dpdk]\nqueues = 2\n").find("unknown key"), std::string::npos);
+  EXPECT_NE(bad("[net.dpdk.faults]\ndrop = 1.5\n").find("net.dpdk.faults.drop"),
+            std::string::npos);
+  EXPECT_NE(bad("[net.dpdk.faults]\ndrop = 0.6\nreorder = 0.6\n").find("at most 1"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace faasnode
