@@ -8,6 +8,7 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 
+#include "faasd-shim/exec/exec_function.h"
 #include "faasd-shim/store/function_store.h"
 
 namespace faasnode::api {
@@ -144,9 +145,39 @@ Status<instances::Deployment> SystemDeployer::Build(state::FunctionSpec& spec) {
   std::string fprocess = spec.env_process;
   if (auto it = spec.env_vars.find("fprocess"); it != spec.env_vars.end()) fprocess = it->second;
   if (!fprocess.empty()) {
-    return Bad(fmt::format("function {}: exec functions (envProcess/fprocess \"{}\") are not built into this "
-                           "node yet; deploy a native image from the image map instead",
-                           spec.service, fprocess));
+    // An exec function: the image's command runs on the host, one child per request.
+    auto secrets = secrets_->Materialize(spec.ns, spec.service, spec.secrets);
+    if (!secrets) return Bad(secrets.error().message());
+    exec::ExecSpec e;
+    e.name = spec.service;
+    e.fprocess = fprocess;
+    for (const auto& [k, v] : spec.env_vars) {
+      if (k != "fprocess") e.env.emplace_back(k, v);
+    }
+    if (!spec.secrets.empty()) e.secrets_dir = secrets->dir;
+    e.limits.memory_bytes = memory_bytes > 0 ? memory_bytes : options_.exec_default_memory_bytes;
+    e.exec_timeout = spec.exec_timeout_ms >= 0 ? std::chrono::milliseconds(spec.exec_timeout_ms)
+                                               : options_.exec_default_timeout;
+    e.combine_output = spec.combine_output;
+    e.user = options_.exec_user;
+    e.tmp_root = options_.exec_tmp_dir;
+    auto fn = exec::ExecFunction::Create(std::move(e));
+    if (!fn) return Bad(fn.error().message());
+    spec.kind = "exec";
+    spec.artifact.clear();
+    d.factory = [fn = std::move(*fn)] { return fn->NewInstance(); };
+    return d;
+  }
+  if (spec.kind == "native" && !spec.artifact.empty()) {
+    // A stored deployment (or one the node's config declared): its artifact was resolved when
+    // it was made, and stays what it was whatever the image map says now.
+    d.artifact = spec.artifact;
+    auto secrets = secrets_->Materialize(spec.ns, spec.service, spec.secrets);
+    if (!secrets) return Bad(secrets.error().message());
+    for (const auto& [k, v] : spec.env_vars) d.pool.env.vars.emplace_back(k, v);
+    if (!spec.secrets.empty()) d.pool.env.vars.emplace_back("FAASNODE_SECRETS_DIR", secrets->dir);
+    d.pool.env.secrets = std::move(secrets->values);
+    return d;
   }
   std::string image = spec.image;
   auto it = options_.images.find(image);
@@ -235,7 +266,8 @@ Status<void> SystemDeployer::Create(state::FunctionSpec spec) {
     secrets_->Forget(spec.ns, spec.service);
     return MakeError(ErrorCode::kIo, "storing the deployment failed, nothing deployed: " + p.error().message());
   }
-  entries_[Key(spec.ns, spec.service)] = {std::move(spec), created, 0};
+  const std::string key = Key(spec.ns, spec.service);  // before spec is moved from
+  entries_[key] = {std::move(spec), created, 0};
   return {};
 }
 

@@ -45,6 +45,12 @@ struct DeployerOptions {
   std::map<std::string, std::string> images;  // image -> function store name
   std::chrono::milliseconds scale_zero_idle{300'000};
   int default_max_replicas = 1;
+  // Exec functions (faasd-shim/exec): who children run as, where their temp dirs go, and the
+  // defaults a deployment does not set.
+  std::string exec_user = "nobody";
+  std::string exec_tmp_dir = "/tmp/faasnode-exec";
+  std::uint64_t exec_default_memory_bytes = std::uint64_t{256} << 20;
+  std::chrono::milliseconds exec_default_timeout{10'000};
 };
 
 // One deployment as the API shows it.

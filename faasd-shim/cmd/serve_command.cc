@@ -13,6 +13,17 @@
 
 #include "faasd-shim/billing/energy_biller.h"
 #include "faasd-shim/api/healthz.h"
+#include "faasd-shim/api/system_deployer.h"
+#include "faasd-shim/api/system_function.h"
+#include "faasd-shim/api/system_functions.h"
+#include "faasd-shim/api/system_info.h"
+#include "faasd-shim/api/system_namespace.h"
+#include "faasd-shim/api/system_namespaces.h"
+#include "faasd-shim/api/system_scale.h"
+#include "faasd-shim/api/system_secrets.h"
+#include "faasd-shim/auth/basic_auth.h"
+#include "faasd-shim/state/secret_store.h"
+#include "faasd-shim/state/state_db.h"
 #include "faasd-shim/api/invoke.h"
 #include "faasd-shim/api/router.h"
 #include "faasd-shim/config/node_config.h"
@@ -76,38 +87,68 @@ int Serve(const NodeConfig& config, junction::sched::Runtime& rt, SignalWaiter& 
     return 2;
   }
   instances::InstanceManager manager(store->get());
-  for (const FunctionConfig& f : config.functions.functions) {
-    instances::PoolOptions pool;
-    pool.replicas = f.replicas;
-    pool.max_inflight = f.max_inflight;
-    pool.idle_timeout = f.idle_timeout;
-    pool.env.vars = f.env;
-    instances::InstanceFactory factory;
-    if (f.kind == "exec") {
-      exec::ExecSpec spec;
-      spec.name = f.name;
-      spec.fprocess = f.fprocess;
-      spec.env = f.env;
-      spec.combine_output = f.combine_output;
-      spec.exec_timeout = f.exec_timeout;
-      spec.limits.memory_bytes = f.memory_limit_mib << 20;
-      spec.user = config.functions.exec_user;
-      spec.tmp_root = config.functions.exec_tmp_dir;
-      auto fn = exec::ExecFunction::Create(std::move(spec));
-      if (!fn) {
-        spdlog::error("functions.{}: {}", f.name, fn.error().message());
+  // The durable state: deployments, namespaces, secrets, and the basic-auth files.
+  auto state_db = state::StateDb::Open(config.state.dir);
+  if (!state_db) {
+    spdlog::error("state.dir: {}", state_db.error().message());
+    return state_db.error().code() == junction::ErrorCode::kInvalidArgument ? 2 : 1;
+  }
+  auto credentials = auth::LoadOrCreateCredentials(config.state.dir);
+  if (!credentials) {
+    spdlog::error("state.dir: {}", credentials.error().message());
+    return 1;
+  }
+  state::SecretStore secret_store(state_db->get());
+  api::DeployerOptions deployer_options;
+  for (const auto& [image, artifact] : config.images) {
+    if (auto v = store::FunctionStore::ValidateName(artifact); !v) {
+      spdlog::error("images.\"{}\": {}", image, v.error().message());
+      return 2;
+    }
+    deployer_options.images[image] = artifact;
+  }
+  deployer_options.exec_user = config.functions.exec_user;
+  deployer_options.exec_tmp_dir = config.functions.exec_tmp_dir;
+  api::SystemDeployer deployer(&manager, state_db->get(), &secret_store, std::move(deployer_options));
+  auto restored = deployer.Restore();
+  if (!restored) {
+    spdlog::error("state: {}", restored.error().message());
+    return 1;
+  }
+  // The config's functions are deployed once, on the first start with this state dir; from
+  // then on the state dir is the truth (the API may change or remove them).
+  auto seeded = (*state_db)->GetMeta("seeded");
+  if (!seeded) {
+    spdlog::error("state: {}", seeded.error().message());
+    return 1;
+  }
+  if (!seeded->has_value()) {
+    for (const FunctionConfig& f : config.functions.functions) {
+      state::FunctionSpec spec;
+      spec.service = f.name;
+      spec.ns = std::string(state::kDefaultNamespace);
+      spec.image = fmt::format("faasnode/{}:latest", f.kind == "exec" ? f.name : f.artifact);
+      for (const auto& [k, v] : f.env) spec.env_vars[k] = v;
+      if (f.replicas > 1) spec.labels["com.openfaas.scale.max"] = std::to_string(f.replicas);
+      spec.max_inflight = f.max_inflight;
+      spec.idle_timeout_ms = f.idle_timeout.count();
+      if (f.kind == "exec") {
+        spec.env_process = f.fprocess;
+        spec.exec_timeout_ms = f.exec_timeout.count();
+        spec.combine_output = f.combine_output;
+        if (f.memory_limit_mib > 0) spec.limits = state::FunctionResources{fmt::format("{}Mi", f.memory_limit_mib), ""};
+      } else {
+        spec.kind = "native";
+        spec.artifact = f.artifact.empty() ? f.name : f.artifact;
+      }
+      if (auto d = deployer.Create(std::move(spec)); !d && d.error().code() != junction::ErrorCode::kAlreadyExists) {
+        spdlog::error("functions.{}: {}", f.name, d.error().message());
         return 2;
       }
-      factory = [fn = std::move(*fn)] { return fn->NewInstance(); };
     }
-    instances::Deployment deployment;
-    deployment.name = f.name;
-    deployment.artifact = f.artifact;
-    deployment.pool = std::move(pool);
-    deployment.factory = std::move(factory);
-    if (auto d = manager.Deploy(std::move(deployment)); !d) {
-      spdlog::error("{}", d.error().message());
-      return 2;
+    if (auto m = (*state_db)->SetMeta("seeded", "1"); !m) {
+      spdlog::error("state: {}", m.error().message());
+      return 1;
     }
   }
   if (auto r = manager.StartReaper(std::chrono::seconds(1)); !r) {
@@ -144,6 +185,18 @@ int Serve(const NodeConfig& config, junction::sched::Runtime& rt, SignalWaiter& 
   }
   api::Router router;
   router.Exact("/healthz", api::MakeHealthzHandler());
+  // The OpenFaaS system API, behind basic auth as the gateway puts it (openfaas-api.md 1.3).
+  const auth::Credentials* creds = &*credentials;
+  auto guarded = [&](api::RouteHandler h) {
+    return config.state.auth ? auth::RequireBasicAuth(creds, std::move(h)) : h;
+  };
+  router.Exact("/system/functions", guarded(api::MakeSystemFunctionsHandler(&deployer)));
+  router.Prefix("/system/function/", guarded(api::MakeSystemFunctionHandler(&deployer)));
+  router.Prefix("/system/scale-function/", guarded(api::MakeSystemScaleHandler(&deployer)));
+  router.Exact("/system/info", guarded(api::MakeSystemInfoHandler({FAASNODE_VERSION, FAASNODE_GIT_SHA})));
+  router.Exact("/system/secrets", guarded(api::MakeSystemSecretsHandler(&deployer)));
+  router.Exact("/system/namespaces", guarded(api::MakeSystemNamespacesHandler(&deployer)));
+  router.Prefix("/system/namespace/", guarded(api::MakeSystemNamespaceHandler(&deployer)));
   router.Prefix("/function/", api::MakeInvokeHandler(&manager, biller.get()));
   junction::http::ServerOptions options;
   options.parser.max_header_bytes = config.http.max_header_bytes;
@@ -163,6 +216,10 @@ int Serve(const NodeConfig& config, junction::sched::Runtime& rt, SignalWaiter& 
   spdlog::info("faasnode: serving http://{} on the {} backend, {} core(s); functions: {}",
                local.ToString(), (*stack)->name(), rt.num_cores(), fmt::join(manager.Names(), ", "));
   spdlog::info("try: curl -s http://{}/function/echo -d 'hello'", local.ToString());
+  if (config.state.auth) {
+    spdlog::info("system API: cat {}/basic-auth-password | faas-cli login -g http://{} -u admin --password-stdin",
+                 config.state.dir, local.ToString());
+  }
 
   signals.Start(junction::sched::Self());
   while (signals.signal() == 0) junction::sched::Park();

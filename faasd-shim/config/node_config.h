@@ -10,9 +10,6 @@
 //   [net]
 //   backend = "kernel"      # or "dpdk"
 //   listen = "127.0.0.1:8080"
-//   [net.dpdk]              # backend = "dpdk" only
-//   eal_args = ["--no-pci", "--vdev=net_tap0,iface=fn0"]
-//   ip = "10.0.0.2"
 //   [http]
 //   max_body_bytes = 8388608
 //   read_timeout_ms = 30000
@@ -39,7 +36,6 @@
 #include <cstdint>
 
 #include "junction/base/error.h"
-#include "junction/net/dpdk/dpdk_options.h"
 #include "junction/sched/runtime_config.h"
 
 namespace faasnode {
@@ -47,8 +43,6 @@ namespace faasnode {
 struct NetConfig {
   std::string backend = "kernel";    // "kernel" (unprivileged) or "dpdk"
   std::string listen = "127.0.0.1:8080";
-  // [net.dpdk] and [net.dpdk.faults]: used when backend = "dpdk" (see dpdk_options.h).
-  junction::net::DpdkOptions dpdk;
 };
 
 struct HttpConfig {
@@ -99,8 +93,22 @@ struct EnergyConfig {
   std::string gpu_meter = "auto";  // auto (NVML if present) | nvml | off
 };
 
+// The node's durable state (faasd-shim/state): the deployments, namespaces and secrets made
+// through the API, and the basic-auth files (basic-auth-user, basic-auth-password).
+//   [state]
+//   dir = "faasnode-state"       # relative to the working directory
+//   [images]                     # image -> native function in the store, for deploys by image
+//   "faasnode/echo:latest" = "echo"
+struct StateConfig {
+  std::string dir = "faasnode-state";
+  bool auth = true;  // basic auth on /system/* (as faasd); false only for local experiments
+};
+
 struct NodeConfig {
   junction::sched::RuntimeConfig runtime;
+  StateConfig state;
+  // image -> function store name. Default: faasnode/NAME:latest for each sample native function.
+  std::vector<std::pair<std::string, std::string>> images;
   NetConfig net;
   HttpConfig http;
   FunctionsConfig functions;

@@ -51,6 +51,8 @@ struct FunctionSpec {
   int max_inflight = 0;         // per instance; 0: unlimited
   std::int64_t idle_timeout_ms = -1;  // -1: from the labels (com.openfaas.scale.zero)
   std::optional<int> scale;     // replicas asked for by /system/scale-function; none: from labels
+  std::int64_t exec_timeout_ms = -1;  // exec: -1 the node's default, 0 none
+  bool combine_output = true;         // exec: stderr joins the response body
 };
 
 // A FunctionDeployment body (POST/PUT /system/functions). Errors: kInvalidArgument with a

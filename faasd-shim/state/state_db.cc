@@ -2,7 +2,9 @@
 #include "faasd-shim/state/state_db.h"
 
 #include <fmt/format.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -27,6 +29,9 @@ CREATE TABLE IF NOT EXISTS namespaces (
   name TEXT PRIMARY KEY,
   labels TEXT NOT NULL,
   annotations TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS meta (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS secrets (
   namespace TEXT NOT NULL,
   name TEXT NOT NULL,
@@ -54,6 +59,8 @@ Status<std::unique_ptr<StateDb>> StateDb::Open(const std::string& dir) {
   if (dir.empty()) return MakeError(ErrorCode::kInvalidArgument, "state dir is empty; set [state] dir");
   if (auto m = MakeDirs(dir); !m) return std::unexpected(m.error());
   const std::string path = dir + "/state.db";
+  // Created 0600 before SQLite opens it (its -wal and -shm files take the same mode).
+  if (int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600); fd >= 0) close(fd);
   auto db = energy::SqliteDb::Open(path, {});
   if (!db) return std::unexpected(db.error());
   if (auto s = db->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;"); !s) {
@@ -185,6 +192,29 @@ Status<std::vector<NamespaceRecord>> StateDb::Namespaces() {
       if (!*row) break;
       out.push_back({st->ColumnText(0), st->ColumnText(1), st->ColumnText(2)});
     }
+    return {};
+  });
+  if (!r) return std::unexpected(r.error());
+  return out;
+}
+
+Status<void> StateDb::SetMeta(const std::string& key, const std::string& value) {
+  return Transaction([&](energy::SqliteDb& db) -> Status<void> {
+    auto n = RunText(db, "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", {key, value});
+    if (!n) return std::unexpected(n.error());
+    return {};
+  });
+}
+
+Status<std::optional<std::string>> StateDb::GetMeta(const std::string& key) {
+  std::optional<std::string> out;
+  auto r = Read([&](energy::SqliteDb& db) -> Status<void> {
+    auto st = db.Prepare("SELECT value FROM meta WHERE key = ?");
+    if (!st) return std::unexpected(st.error());
+    st->BindText(1, key);
+    auto row = st->Step();
+    if (!row) return std::unexpected(row.error());
+    if (*row) out = st->ColumnText(0);
     return {};
   });
   if (!r) return std::unexpected(r.error());

@@ -22,6 +22,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,10 @@ class StateDb {
   junction::Status<void> PutNamespace(const NamespaceRecord& record);
   junction::Status<void> DeleteNamespace(const std::string& name);  // kNotFound when absent
   junction::Status<std::vector<NamespaceRecord>> Namespaces();      // sorted by name
+
+  // Small named values of the node (e.g. "seeded": the config's functions were deployed once).
+  junction::Status<void> SetMeta(const std::string& key, const std::string& value);
+  junction::Status<std::optional<std::string>> GetMeta(const std::string& key);
 
   // The secrets index.
   junction::Status<void> PutSecret(const std::string& ns, const std::string& name);
