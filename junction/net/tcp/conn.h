@@ -14,8 +14,17 @@ namespace junction::net::tcp {
 inline constexpr int kMaxOooRanges = 16;
 
 struct Conn : TimerNode {
+  // The receive ring has kRcvSlack bytes beyond what is ever advertised: windows are rounded
+  // up to the scale factor so that the right edge never moves left (RFC 9293 3.8.6.2.2),
+  // and what the peer sends up to that edge must fit.
+  static constexpr std::size_t kRcvSlack = std::size_t{1} << 14;
   Conn(const FourTuple& tuple, std::size_t snd_bytes, std::size_t rcv_bytes)
-      : t(tuple), sndbuf(snd_bytes), rcvbuf(rcv_bytes) {}
+      : t(tuple), sndbuf(snd_bytes), rcvbuf(rcv_bytes + kRcvSlack), rcv_limit(rcv_bytes) {}
+
+  // Bytes of window we may still offer: the advertised buffer less what is unread.
+  std::uint32_t rcv_space() const {
+    return rcvbuf.size() < rcv_limit ? static_cast<std::uint32_t>(rcv_limit - rcvbuf.size()) : 0;
+  }
 
   FourTuple t;
   TcpState state = TcpState::kClosed;
@@ -39,6 +48,7 @@ struct Conn : TimerNode {
   std::uint32_t irs = 0, rcv_nxt = 0, rcv_adv = 0;  // rcv_adv: right edge last advertised
   std::uint32_t rcv_wup = 0;  // RCV.NXT when we last sent an ACK
   ByteRing rcvbuf;
+  std::size_t rcv_limit;  // the buffer we advertise (rcvbuf's capacity less the slack)
   struct Range {
     std::uint32_t start, end;
   } ooo[kMaxOooRanges];

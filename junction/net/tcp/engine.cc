@@ -110,7 +110,7 @@ std::uint32_t Engine::NewIss(const FourTuple& t) {
 Conn* Engine::NewConn(const FourTuple& t) {
   Conn* c = new Conn(t, opt_.send_buffer_bytes, opt_.recv_buffer_bytes);
   c->rto = opt_.rto_initial_ns;
-  while ((c->rcvbuf.capacity() >> c->rcv_wscale) > 65535 && c->rcv_wscale < 14) ++c->rcv_wscale;
+  while ((c->rcv_limit >> c->rcv_wscale) > 65535 && c->rcv_wscale < 14) ++c->rcv_wscale;
   c->all_next = all_;
   if (all_ != nullptr) all_->all_prev = c;
   all_ = c;
@@ -288,8 +288,8 @@ Status<std::size_t> Engine::Recv(Conn* c, std::span<std::byte> buf) {
     c->rcvbuf.ReadAt(0, buf.data(), n);
     c->rcvbuf.Consume(n);
     // Window update when the right edge moved by enough (RFC 9293 3.8.6.2.2).
-    const std::uint32_t right = c->rcv_nxt + static_cast<std::uint32_t>(c->rcvbuf.space());
-    const std::uint32_t step = std::min<std::uint32_t>(c->rcvbuf.capacity() / 2, c->mss);
+    const std::uint32_t right = c->rcv_nxt + c->rcv_space();
+    const std::uint32_t step = std::min<std::uint32_t>(static_cast<std::uint32_t>(c->rcv_limit / 2), c->mss);
     if (c->state != TcpState::kClosed && c->state != TcpState::kSynSent &&
         SeqGeq(right, c->rcv_adv + step)) {
       SendAck(c);
@@ -384,7 +384,7 @@ ConnInfo Engine::Info(const Conn* c) const {
   i.snd_nxt = c->snd_nxt;
   i.snd_wnd = c->snd_wnd;
   i.rcv_nxt = c->rcv_nxt;
-  i.rcv_wnd = static_cast<std::uint32_t>(c->rcvbuf.space());
+  i.rcv_wnd = c->rcv_space();
   i.cwnd = c->cwnd;
   i.ssthresh = c->ssthresh;
   i.recover = c->recover;
@@ -444,9 +444,11 @@ void Engine::OnTimer(Conn* c) {
     const std::uint32_t data_end = c->snd_buf_seq + static_cast<std::uint32_t>(c->sndbuf.size());
     if (c->snd_wnd == 0 && SeqLt(c->snd_una, data_end)) {
       // RFC 9293 3.8.6.1: probe with one byte; back off exponentially while the window stays shut.
+      // The byte counts as sent (SND.MAX: an ACK of it is acceptable) but SND.NXT stays: if
+      // the window opens without it having been taken, it goes first with the data that
+      // follows, instead of data starting past a hole (duplicate ACKs, a false fast retransmit).
       SendSegment(c, c->snd_una, flags::kAck, c->snd_una - c->snd_buf_seq, 1);
-      if (SeqLt(c->snd_nxt, c->snd_una + 1)) c->snd_nxt = c->snd_una + 1;
-      if (SeqLt(c->snd_max, c->snd_nxt)) c->snd_max = c->snd_nxt;
+      if (SeqLt(c->snd_max, c->snd_una + 1)) c->snd_max = c->snd_una + 1;
       Count(TcpCounter::kZeroWindowProbes);
       c->persist_backoff = std::min(std::max(c->persist_backoff * 2, c->rto), opt_.rto_max_ns);
       c->persist_at = now + c->persist_backoff;

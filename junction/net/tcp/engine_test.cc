@@ -585,10 +585,12 @@ TEST_F(EngineTest, ZeroWindowProbesBackOffUntilTheWindowOpens) {
   }
   EXPECT_EQ(engine_->Info(c).state, TcpState::kEstablished);
   tx_.sent.clear();
-  // The window opens: data flows.
+  // The window opens (the probe byte was not taken): data flows from that byte on, no hole.
   Deliver(40000, 80, peer_iss_ + 1, our_iss_ + 1, flags::kAck, 1000);
   ASSERT_FALSE(tx_.sent.empty());
-  EXPECT_GT(tx_.Pop().payload.size(), 1u);
+  Segment s1 = tx_.Pop();
+  EXPECT_EQ(s1.seq, our_iss_ + 1);
+  EXPECT_GT(s1.payload.size(), 1u);
   EXPECT_EQ(Count(TcpCounter::kRtoTimeouts), 0u);
   engine_->Close(c);
 }
@@ -648,6 +650,28 @@ TEST_F(EngineTest, AckAfterTimeoutCarriesTheHighestSequenceSent) {
     }
   }
   EXPECT_TRUE(acked);
+  engine_->Close(c);
+}
+
+// With window scaling, odd-sized segments must not make the advertised right edge move left
+// (RFC 9293 3.8.6.2.2): a peer that filled the old window would find our ACKs unacceptable.
+TEST_F(EngineTest, AdvertisedRightEdgeNeverMovesLeft) {
+  Conn* c = Establish();
+  const int ws = engine_->Info(c).rcv_wscale;
+  ASSERT_GT(ws, 0);
+  const auto d = Bytes(997);
+  std::uint32_t seq = peer_iss_ + 1, edge = 0;
+  for (int i = 0; i < 60; ++i) {
+    Deliver(40000, 80, seq, our_iss_ + 1, flags::kAck, 1000, d);
+    seq += 997;
+    while (!tx_.sent.empty()) {
+      Segment a = tx_.Pop();
+      const std::uint32_t right = a.ack + (static_cast<std::uint32_t>(a.window) << ws);
+      if (edge != 0) EXPECT_TRUE(SeqGeq(right, edge)) << "segment " << i;
+      edge = right;
+    }
+  }
+  EXPECT_NE(edge, 0u);
   engine_->Close(c);
 }
 

@@ -182,9 +182,15 @@ TEST_P(CleanLinkTest, EchoIntactWithoutRetransmissions) {
     EXPECT_EQ(s[TcpCounter::kDropMalformed], 0u);
     EXPECT_EQ(s[TcpCounter::kConnsOpened], 2u * static_cast<std::uint64_t>(conns));
     EXPECT_EQ(s[TcpCounter::kConnsAborted], 0u);
+    std::printf("clean %zu B x %d: retransmits %llu fast %llu rto %llu probes %llu oow %llu nobuf %llu\n", bytes, conns,
+                (unsigned long long)s[TcpCounter::kRetransmits], (unsigned long long)s[TcpCounter::kFastRetransmits],
+                (unsigned long long)s[TcpCounter::kRtoTimeouts], (unsigned long long)s[TcpCounter::kZeroWindowProbes],
+                (unsigned long long)s[TcpCounter::kDropOutOfWindow], (unsigned long long)s[TcpCounter::kTxNoBuffer]);
     // Nothing lost, so nothing resent (a pool-exhausted Alloc would count as a loss).
     if (s[TcpCounter::kTxNoBuffer] == 0) {
+      EXPECT_EQ(s[TcpCounter::kRetransmits], 0u);
       EXPECT_EQ(s[TcpCounter::kFastRetransmits], 0u);
+      EXPECT_EQ(s[TcpCounter::kDropOutOfWindow], 0u);  // nobody sends outside the other's window
     }
   });
 }

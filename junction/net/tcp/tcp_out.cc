@@ -41,13 +41,15 @@ void Finish(TcpTx* tx, TxFrame f, std::size_t len, Ipv4Addr src, Ipv4Addr dst) {
 }  // namespace
 
 std::uint16_t Engine::AdvertisedWindow(Conn* c) {
-  std::uint32_t space = static_cast<std::uint32_t>(c->rcvbuf.space());
+  std::uint32_t space = c->rcv_space();
   const std::uint32_t cur = SeqGt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
   // Receiver SWS avoidance (RFC 9293 3.8.6.2.2): hold back increases smaller than
-  // min(buffer / 2, MSS).
-  const std::uint32_t step = std::min<std::uint32_t>(c->rcvbuf.capacity() / 2, c->mss);
-  if (space > cur && space - cur < step) space = cur;
-  std::uint32_t w = space >> c->rcv_wscale;
+  // min(buffer / 2, MSS); and never move the right edge left.
+  const std::uint32_t step = std::min<std::uint32_t>(static_cast<std::uint32_t>(c->rcv_limit / 2), c->mss);
+  if (space < cur || space - cur < step) space = cur;
+  // Round up to the scale: the edge then never lies left of one advertised before; the ring's
+  // slack holds what the peer may send up to it.
+  std::uint32_t w = (space + (1u << c->rcv_wscale) - 1) >> c->rcv_wscale;
   if (w > 65535) w = 65535;
   const std::uint32_t right = c->rcv_nxt + (w << c->rcv_wscale);
   if (SeqGt(right, c->rcv_adv)) c->rcv_adv = right;
@@ -89,7 +91,7 @@ void Engine::SendSyn(Conn* c) {
   if (f) {
     std::memcpy(f->tcp.data() + kHeaderBytes, opts, olen);
     // The window of a SYN is never scaled (RFC 7323 2.2).
-    const auto w = static_cast<std::uint16_t>(std::min<std::size_t>(c->rcvbuf.space(), 65535));
+    const auto w = static_cast<std::uint16_t>(std::min<std::size_t>(c->rcv_space(), 65535));
     c->rcv_adv = c->rcv_nxt + w;
     c->rcv_wup = c->rcv_nxt;
     WriteHeader(f->tcp.data(), c->t.local_port, c->t.remote_port, c->iss, ack ? c->rcv_nxt : 0,
