@@ -1,6 +1,6 @@
 // core.cc — the per-core scheduler: switching, the idle loop, timers, stealing, accounting.
 //
-// Search order when a core needs work (top to bottom): its remote-wake inbox, expired
+// Search order when a core needs work (top to bottom): its remote-wake mailboxes and inbox, expired
 // timers, the poll hooks (network), its own run queue, then half of another core's ring.
 // Finding nothing, it spins for idle_spin_us and then blocks its kthread in epoll until an
 // inbox push, a timer, a registered backend fd, or an interval-close request kicks it.
@@ -12,6 +12,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <cassert>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -42,6 +43,8 @@ Core::Core(Runtime* rt, int index, int cpu, const RuntimeConfig& config)
       index_(index),
       cpu_(cpu),
       config_(config),
+      mailboxes_(new Mailbox[config.cores.size()]),
+      num_cores_(static_cast<int>(config.cores.size())),
       pool_(StackPoolOptions{config.stack_size, config.stack_guard, config.stack_cache}),
       poll_interval_cycles_(NsToCycles(config.poll_interval_us * 1000.0)),
       spin_cycles_(NsToCycles(config.idle_spin_us * 1000.0)),
@@ -142,8 +145,11 @@ __attribute__((always_inline)) inline void Core::SwitchTo(detail::Thread* next, 
     ChargeAt(prev->account, now != 0 ? now : Rdtsc());
   }
   current_ = next;
-  // Written only when it changes: a store to a line another core just wrote costs a transfer.
-  if (next->core != this) next->core = this;
+  // next->core is not touched here: it sits on the wakers' line of the thread, which a
+  // cross-core Unpark has just written, and reading it would cost this core a cache miss on
+  // every remote wake-up. Whoever queues a thread on a core sets it (PushLocal, PushFrom,
+  // PushRemote, DrainInbox, StealHalf).
+  assert(next->core == this);
   Bump(n_switches_);
 #if defined(FAASNODE_ASAN)
   void* fake = nullptr;
@@ -202,15 +208,15 @@ void Core::HandlePost(PostSwitch* op) {
         auto* joiner = reinterpret_cast<detail::Thread*>(w);
         std::uint32_t s = joiner->park_state.load(std::memory_order_acquire);
         while (true) {  // Unpark(joiner), inlined to avoid a header cycle
-          if (s == detail::kParkNotified) break;
-          if (s == detail::kParkRunning) {
-            if (joiner->park_state.compare_exchange_weak(s, detail::kParkNotified)) break;
+          if (s == detail::kParkParked) {
+            if (joiner->park_state.compare_exchange_weak(s, detail::kParkRunning)) {
+              Ready(joiner);
+              break;
+            }
             continue;
           }
-          if (joiner->park_state.compare_exchange_weak(s, detail::kParkRunning)) {
-            Ready(joiner);
-            break;
-          }
+          // Running or notified: a release RMW even on a pending permit (see Unpark).
+          if (joiner->park_state.compare_exchange_weak(s, detail::kParkNotified)) break;
         }
       }
       break;
@@ -237,6 +243,7 @@ std::uint64_t Core::NowIfNeeded() const {
 
 detail::Thread* Core::PickNext(std::uint64_t now) {
   if (inbox_.MaybeNonEmpty()) DrainInbox();
+  DrainMail();
   if (now != 0) {
     // Timers and poll hooks run on the idle context, never here: the thread switching out
     // may hold a spinlock that a timer's callback needs (released only after the switch).
@@ -375,6 +382,15 @@ void Core::MaybeWakeIdlePeer() {
   }
 }
 
+void Core::PushFrom(Core* from, detail::Thread* t) {
+  if (t->core != this) t->core = this;
+  if (!mailboxes_[from->index_].Push(t)) inbox_.Push(t);  // full: the shared inbox takes it
+  // Dekker with BlockIdle: the push, then the look at sleeping_; BlockIdle stores sleeping_
+  // and then looks at the mailboxes. A polling core is never kicked (no system call).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (sleeping_.load(std::memory_order_relaxed)) Kick();
+}
+
 void Core::PushRemote(detail::Thread* t) {
   if (t->core != this) t->core = this;
   inbox_.Push(t);
@@ -403,10 +419,13 @@ void Park() { NeedCore("Park")->Park(); }
 
 void Ready(detail::Thread* t) {
   Core* home = t->core;
-  if (ThisCore() == home) {
+  Core* self = ThisCore();
+  if (self == home) {
     home->PushLocal(t);
+  } else if (self != nullptr) {
+    home->PushFrom(self, t);  // another core of the runtime: its mailbox at home
   } else {
-    home->PushRemote(t);
+    home->PushRemote(t);  // a kthread outside the runtime: the shared inbox
   }
 }
 
@@ -420,6 +439,23 @@ void Core::DrainInbox() {
     rq_.Push(t);
     Bump(n_remote_);
     t = next;
+  }
+}
+
+bool Core::MailWaiting() const {
+  for (int i = 0; i < num_cores_; ++i) {
+    if (i != index_ && mailboxes_[i].MaybeNonEmpty()) return true;
+  }
+  return false;
+}
+
+void Core::DrainMail() {
+  // The wakers set t->core before pushing; nothing here touches the threads' wakers' line.
+  for (int i = 0; i < num_cores_; ++i) {
+    if (i == index_) continue;
+    if (std::uint32_t n = mailboxes_[i].Drain([this](detail::Thread* t) { rq_.Push(t); })) {
+      n_remote_.store(n_remote_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    }
   }
 }
 
@@ -467,7 +503,7 @@ bool Core::TrySteal() {
   for (int i = 0; i < n; ++i) {
     Core* victim = rt_->core((start + i) % n);
     if (victim == this || victim->rq_.RingSizeHint() == 0) continue;
-    if (std::uint32_t got = victim->rq_.StealHalf(rq_)) {
+    if (std::uint32_t got = victim->rq_.StealHalf(rq_, this)) {
       n_stolen_.store(n_stolen_.load(std::memory_order_relaxed) + got, std::memory_order_relaxed);
       return true;
     }
@@ -476,7 +512,8 @@ bool Core::TrySteal() {
 }
 
 detail::Thread* Core::FindWork() {
-  DrainInbox();
+  if (inbox_.MaybeNonEmpty()) DrainInbox();
+  DrainMail();
   const std::uint64_t now = Rdtsc();
   if (now >= next_timer_tsc_) RunTimers();
   last_poll_tsc_ = now;
@@ -502,7 +539,8 @@ void Core::BlockIdle() {
   idle_.account = accounts::kIdle;
   sleeping_.store(true, std::memory_order_seq_cst);
   rt_->num_sleeping().fetch_add(1, std::memory_order_seq_cst);
-  const bool wake_pending = inbox_.MaybeNonEmpty() || rt_->stopping() ||
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // see PushFrom
+  const bool wake_pending = inbox_.MaybeNonEmpty() || MailWaiting() || rt_->stopping() ||
                             rt_->close_seq() != closed_seq_;
   epoll_event events[8];
   int n = 0;
@@ -574,7 +612,7 @@ void Core::Main() {
       // owners keep writing), watch only this core's own inbox and queue for a short while:
       // a wake-up from another core is seen within a few loads, not a cache miss per pass.
       for (int i = 0; i < 1024; ++i) {
-        if (inbox_.MaybeNonEmpty() || rt_->stopping() || !poll_hooks_.empty()) break;
+        if (inbox_.MaybeNonEmpty() || MailWaiting() || rt_->stopping() || !poll_hooks_.empty()) break;
         if ((i & 63) == 63 && Rdtsc() >= next_timer_tsc_) break;
         asm volatile("" ::: "memory");
       }

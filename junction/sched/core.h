@@ -1,17 +1,21 @@
 // core.h — one worker core: its pinned kthread, run queue, inbox, timers, stacks, accounts.
 //
 // Internal to junction/sched. Every member is owned by the core's own kthread unless marked
-// "any thread". Other cores reach a core only through Inbox::Push + Kick (wake-ups), the
-// ring of its RunQueue (stealing), and the atomics of the close protocol.
+// "any thread". Other cores reach a core only through its mailboxes (PushFrom: one
+// single-producer ring per other core), its shared Inbox (PushRemote: kthreads outside the
+// runtime, and a full mailbox), Kick, the ring of its RunQueue (stealing), and the atomics
+// of the close protocol.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "junction/sched/cycle_accounts.h"
 #include "junction/sched/inbox.h"
+#include "junction/sched/mailbox.h"
 #include "junction/sched/run_queue.h"
 #include "junction/sched/runtime_config.h"
 #include "junction/sched/spinlock.h"
@@ -36,7 +40,7 @@ struct PostSwitch {
 struct CoreCounters {
   std::uint64_t switches = 0;
   std::uint64_t stolen = 0;         // threads this core took from others
-  std::uint64_t remote_wakes = 0;   // threads this core took from its inbox (woken elsewhere)
+  std::uint64_t remote_wakes = 0;   // threads this core took from its inbox and mailboxes
   std::uint64_t blocks = 0;         // times the kthread blocked (idle)
   std::uint64_t timers_fired = 0;
 };
@@ -74,8 +78,13 @@ class Core {
   void AddPollHook(std::function<void()> hook) { poll_hooks_.push_back(std::move(hook)); }
   Status<void> AddIdleFd(int fd, std::uint32_t events, std::function<void(std::uint32_t)> cb);
 
+  // --- the kthread of core `from` (any other core of this runtime) ---
+  // Queue a wake-up or spawn for this core through from's mailbox here; kicks this core only
+  // if it is blocked.
+  void PushFrom(Core* from, detail::Thread* t);
+
   // --- any thread ---
-  void PushRemote(detail::Thread* t);  // queue a wake-up or spawn for this core
+  void PushRemote(detail::Thread* t);  // queue a wake-up or spawn for this core (shared inbox)
   void Kick();                         // wake the kthread if it is blocked
   bool sleeping() const { return sleeping_.load(std::memory_order_seq_cst); }
   std::uint64_t published_seq() const { return published_seq_.load(std::memory_order_acquire); }
@@ -94,6 +103,8 @@ class Core {
   void ChargeAt(AccountId account, std::uint64_t now);
   void MaybeClose(std::uint64_t now, AccountId account);
   void DrainInbox();
+  bool MailWaiting() const;  // a mailbox has a wake-up
+  void DrainMail();
   void RunTimers();
   void ArmTimer(std::int64_t deadline_ns, std::uint64_t token, detail::Thread* t);
   detail::Thread* FindWork();
@@ -111,6 +122,9 @@ class Core {
   detail::Thread idle_;  // the kthread's own context: runs the idle loop
   RunQueue rq_;
   Inbox inbox_;
+  // mailboxes_[i]: wake-ups from core i (none from this core itself); n = number of cores.
+  std::unique_ptr<Mailbox[]> mailboxes_;
+  int num_cores_;
   TimerHeap timers_;
   StackPool pool_;
   std::uint64_t next_timer_tsc_ = UINT64_MAX;

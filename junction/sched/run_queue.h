@@ -64,8 +64,9 @@ class RunQueue {
   }
 
   // Any core. Moves up to half of this ring's threads into `thief` (which must be the
-  // calling core's own queue). Returns how many moved.
-  std::uint32_t StealHalf(RunQueue& thief) {
+  // calling core's own queue, that of `thief_core`, which becomes their home). Returns how
+  // many moved.
+  std::uint32_t StealHalf(RunQueue& thief, Core* thief_core) {
     detail::Thread* grabbed[kRingSize / 2];
     std::uint32_t n = 0;
     while (true) {
@@ -81,7 +82,10 @@ class RunQueue {
       std::uint32_t expected = h;
       if (head_.compare_exchange_strong(expected, h + n, std::memory_order_acq_rel)) break;
     }
-    for (std::uint32_t i = 0; i < n; ++i) thief.Push(grabbed[i]);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      grabbed[i]->core = thief_core;
+      thief.Push(grabbed[i]);
+    }
     return n;
   }
 

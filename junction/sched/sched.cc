@@ -70,6 +70,8 @@ void StartThread(Thread* t, const SpawnOptions& o) {
   }
   if (target == self) {
     target->PushLocal(t);
+  } else if (self != nullptr) {
+    target->PushFrom(self, t);
   } else {
     target->PushRemote(t);
   }
@@ -108,17 +110,27 @@ ThreadRef Self() { return NeedCore("Self")->current(); }
 bool ParkUntil(Deadline deadline) { return NeedCore("ParkUntil")->ParkUntil(ToNs(deadline)); }
 
 void Unpark(ThreadRef t) {
-  std::uint32_t s = t->park_state.load(std::memory_order_acquire);
+  // Try the parked case first with the CAS itself, not a load and then a CAS: on another
+  // core's thread, a load brings the line in shared and the CAS then needs a second
+  // transfer to own it; the CAS alone takes it in one.
+  std::uint32_t s = detail::kParkParked;
+  if (t->park_state.compare_exchange_strong(s, detail::kParkRunning, std::memory_order_acq_rel)) {
+    Ready(t);
+    return;
+  }
   while (true) {
-    if (s == detail::kParkNotified) return;
-    if (s == detail::kParkRunning) {
-      if (t->park_state.compare_exchange_weak(s, detail::kParkNotified, std::memory_order_acq_rel)) return;
+    if (s == detail::kParkParked) {
+      if (t->park_state.compare_exchange_weak(s, detail::kParkRunning, std::memory_order_acq_rel)) {
+        Ready(t);
+        return;
+      }
       continue;
     }
-    if (t->park_state.compare_exchange_weak(s, detail::kParkRunning, std::memory_order_acq_rel)) {
-      Ready(t);
-      return;
-    }
+    // Running, or a permit already pending: leave a permit with a release RMW even when one
+    // is there (1 -> 1). Returning on a mere load of "notified" loses wake-ups: the thread may
+    // consume the old permit, re-check its condition without seeing what the caller wrote
+    // before this Unpark (the load need not wait for those stores), and park for good.
+    if (t->park_state.compare_exchange_weak(s, detail::kParkNotified, std::memory_order_acq_rel)) return;
   }
 }
 

@@ -3,6 +3,8 @@
 #include <benchmark/benchmark.h>
 #include <boost/context/detail/fcontext.hpp>
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -156,7 +158,11 @@ BENCHMARK(BM_UthreadSpawnJoin)->UseRealTime();
 // Park/unpark ping-pong between uthreads on two polling cores. Reports the round trip and the
 // one-way wake latency as p50/p99: from the TSC just before Unpark() on one core to the TSC
 // just after Park() returned on the other (TSCs are synchronised across cores here).
+// drained:0 takes the TSC right after the benchmark's own `turn` store, so the wake also pays
+// for that store's cache line (Unpark's locked CAS waits for it). drained:1 waits for that
+// store first (mfence; lfence orders the TSC read after it): the wake-up's own cost.
 void BM_UthreadCrossCoreWake(benchmark::State& state) {
+  const bool drained = state.range(0) != 0;
   if (Cpus(2).size() < 2) {
     state.SkipWithError("needs 2 CPUs");
     return;
@@ -189,6 +195,10 @@ void BM_UthreadCrossCoreWake(benchmark::State& state) {
     ThreadRef peer_thread = peer_ref.load();
     for (auto _ : state) {
       turn.store(1, std::memory_order_release);
+      if (drained) {
+        _mm_mfence();
+        _mm_lfence();
+      }
       stamp.store(Rdtsc(), std::memory_order_relaxed);  // the wake starts at Unpark
       Unpark(peer_thread);
       while (turn.load(std::memory_order_acquire) != 0) Park();
@@ -203,7 +213,7 @@ void BM_UthreadCrossCoreWake(benchmark::State& state) {
     state.counters["wake_p99_ns"] = CyclesToNs(lat[lat.size() * 99 / 100]);
   }
 }
-BENCHMARK(BM_UthreadCrossCoreWake)->UseRealTime();
+BENCHMARK(BM_UthreadCrossCoreWake)->Arg(0)->Arg(1)->ArgName("drained")->UseRealTime();
 
 void BM_UthreadCondvarPingPong(benchmark::State& state) {
   InRuntime(2, [&] {

@@ -32,32 +32,37 @@ namespace detail {
 namespace ctx = boost::context::detail;
 
 struct Thread {
+  // --- the home core's line: read and written by the core that runs or queues the thread.
+  // A cross-core wake-up must not write here, or the target core pays a cache miss to run
+  // the thread it was just handed.
   ctx::fcontext_t ctx = nullptr;
-  std::atomic<Thread*> mpsc_next{nullptr};  // link in a core's remote-wake inbox
-  Thread* next = nullptr;                   // link in owner-only lists and wait queues
+  Thread* next = nullptr;  // link in owner-only lists and wait queues
   Thread* prev = nullptr;
-  Core* core = nullptr;  // home core: where it last ran or is queued; wake-ups go there
   AccountId account = accounts::kRuntime;
   std::uint64_t seq = 0;  // enqueue order on its core; keeps FIFO across its two queues
   bool stealable = true;
   bool is_idle_context = false;
   bool timed_out = false;
   bool in_wait_queue = false;  // linked in the WaitQueue at wait_object (under its lock)
-
-  // 0 running, 1 notified (a permit is pending), 2 parked. See Park()/Unpark().
-  std::atomic<std::uint32_t> park_state{0};
-  // 0 alive; kJoinExited; kJoinDetached; otherwise the Thread* of the waiting joiner.
-  std::atomic<std::uintptr_t> join_word{0};
-  // Non-zero while the thread waits; whoever exchanges it to 0 (waker or timer) wakes it.
-  std::atomic<std::uint64_t> wait_token{0};
   void (*on_timeout)(Thread*) = nullptr;  // run by the timer that won wait_token
   void* wait_object = nullptr;            // for on_timeout: the WaitQueue it is linked in
-
   void (*invoke)(void* fn) = nullptr;  // runs and destroys the callable at `fn`
   void* fn = nullptr;
   char* stack_low = nullptr;  // lowest usable byte of the stack
   std::size_t stack_size = 0;
   std::uint64_t id = 0;
+
+  // --- the wakers' line: what other cores (wakers, joiners, timers) read and write.
+  // 0 running, 1 notified (a permit is pending), 2 parked. See Park()/Unpark().
+  alignas(64) std::atomic<std::uint32_t> park_state{0};
+  // Home core: where it runs or is queued; wake-ups go there. Written by whoever queues the
+  // thread on a core (before it runs there), read by wakers.
+  Core* core = nullptr;
+  std::atomic<Thread*> mpsc_next{nullptr};  // link in a core's shared inbox
+  // 0 alive; kJoinExited; kJoinDetached; otherwise the Thread* of the waiting joiner.
+  std::atomic<std::uintptr_t> join_word{0};
+  // Non-zero while the thread waits; whoever exchanges it to 0 (waker or timer) wakes it.
+  std::atomic<std::uint64_t> wait_token{0};
 };
 
 inline constexpr std::uintptr_t kJoinExited = 1;
