@@ -90,6 +90,113 @@ Status<std::string> String(const toml::node& n, std::string_view key) {
   return std::string(*n.value<std::string_view>());
 }
 
+Status<double> Number(const toml::node& n, std::string_view key, double lo, double hi);
+
+Status<junction::net::Ipv4Addr> Address(const toml::node& n, std::string_view key) {
+  auto v = String(n, key);
+  if (!v) return std::unexpected(v.error());
+  auto a = junction::net::Ipv4Addr::Parse(*v);
+  if (!a) return Bad(fmt::format("{}: \"{}\" is not an IPv4 address like \"10.0.0.2\"", key, *v));
+  return *a;
+}
+
+Status<void> ParseDpdkFaults(const toml::table& t, junction::net::DpdkFaultOptions* f) {
+  for (const auto& [k, node] : t) {
+    const std::string key = "net.dpdk.faults." + std::string(k.str());
+    double* rate = k == "drop" ? &f->drop : k == "reorder" ? &f->reorder
+                 : k == "duplicate" ? &f->duplicate : k == "delay" ? &f->delay : nullptr;
+    if (rate != nullptr) {
+      auto v = Number(node, key, 0, 1);
+      if (!v) return std::unexpected(v.error());
+      *rate = *v;
+    } else if (k == "delay_us") {
+      auto v = Integer(node, key, 1, 1'000'000);
+      if (!v) return std::unexpected(v.error());
+      f->delay_us = static_cast<std::uint32_t>(*v);
+    } else if (k == "seed") {
+      auto v = Integer(node, key, 0, INT64_MAX);
+      if (!v) return std::unexpected(v.error());
+      f->seed = static_cast<std::uint64_t>(*v);
+    } else if (k == "rx" || k == "tx") {
+      auto v = Boolean(node, key);
+      if (!v) return std::unexpected(v.error());
+      (k == "rx" ? f->rx : f->tx) = *v;
+    } else {
+      return Bad(fmt::format("{}: unknown key (known in [net.dpdk.faults]: drop, reorder, "
+                             "duplicate, delay, delay_us, seed, rx, tx)", key));
+    }
+  }
+  if (f->drop + f->reorder + f->duplicate + f->delay > 1.0) {
+    return Bad("net.dpdk.faults: drop + reorder + duplicate + delay must be at most 1");
+  }
+  return {};
+}
+
+Status<void> ParseDpdk(const toml::table& t, junction::net::DpdkOptions* d) {
+  for (const auto& [k, node] : t) {
+    const std::string key = "net.dpdk." + std::string(k.str());
+    if (k == "eal_args") {
+      const toml::array* arr = node.as_array();
+      if (arr == nullptr) return Bad(fmt::format("{}: expected an array of strings", key));
+      d->eal_args.clear();
+      for (const auto& e : *arr) {
+        auto v = String(e, key);
+        if (!v) return std::unexpected(v.error());
+        d->eal_args.push_back(*v);
+      }
+    } else if (k == "hugepages") {
+      auto v = String(node, key);
+      if (!v) return std::unexpected(v.error());
+      if (*v != "auto" && *v != "on" && *v != "off") {
+        return Bad(fmt::format("{}: \"{}\": use \"auto\", \"on\" or \"off\"", key, *v));
+      }
+      d->hugepages = *v;
+    } else if (k == "port") {
+      auto v = String(node, key);
+      if (!v) return std::unexpected(v.error());
+      d->port = *v;
+    } else if (k == "ip" || k == "gateway") {
+      auto v = Address(node, key);
+      if (!v) return std::unexpected(v.error());
+      (k == "ip" ? d->ip : d->gateway) = *v;
+    } else if (k == "prefix_len") {
+      auto v = Integer(node, key, 1, 32);
+      if (!v) return std::unexpected(v.error());
+      d->prefix_len = static_cast<int>(*v);
+    } else if (k == "rx_descriptors" || k == "tx_descriptors") {
+      auto v = Integer(node, key, 64, 16384);
+      if (!v) return std::unexpected(v.error());
+      (k == "rx_descriptors" ? d->rx_descriptors : d->tx_descriptors) = static_cast<std::uint16_t>(*v);
+    } else if (k == "burst") {
+      auto v = Integer(node, key, 1, 64);
+      if (!v) return std::unexpected(v.error());
+      d->burst = static_cast<std::uint16_t>(*v);
+    } else if (k == "arp_timeout_ms" || k == "arp_retry_ms") {
+      auto v = Integer(node, key, 1, 3'600'000);
+      if (!v) return std::unexpected(v.error());
+      (k == "arp_timeout_ms" ? d->arp_timeout_ms : d->arp_retry_ms) = static_cast<std::uint32_t>(*v);
+    } else if (k == "arp_retries") {
+      auto v = Integer(node, key, 0, 100);
+      if (!v) return std::unexpected(v.error());
+      d->arp_retries = static_cast<std::uint32_t>(*v);
+    } else if (k == "idle_poll_max_us") {
+      auto v = Integer(node, key, 16, 1'000'000);
+      if (!v) return std::unexpected(v.error());
+      d->idle_poll_max_us = static_cast<std::uint32_t>(*v);
+    } else if (k == "faults") {
+      const toml::table* ft = node.as_table();
+      if (ft == nullptr) return Bad(fmt::format("{}: expected a table [net.dpdk.faults]", key));
+      if (auto s = ParseDpdkFaults(*ft, &d->faults); !s) return s;
+    } else {
+      return Bad(fmt::format("{}: unknown key (known in [net.dpdk]: eal_args, hugepages, port, ip, "
+                             "prefix_len, gateway, rx_descriptors, tx_descriptors, burst, "
+                             "arp_timeout_ms, arp_retry_ms, arp_retries, idle_poll_max_us, "
+                             "[net.dpdk.faults])", key));
+    }
+  }
+  return {};
+}
+
 Status<void> ParseNet(const toml::table& t, NetConfig* nc) {
   for (const auto& [k, node] : t) {
     const std::string key = "net." + std::string(k.str());
@@ -108,8 +215,12 @@ Status<void> ParseNet(const toml::table& t, NetConfig* nc) {
         return Bad(fmt::format("{}: \"{}\" is not ADDRESS:PORT, e.g. \"127.0.0.1:8080\"", key, *v));
       }
       nc->listen = *v;
+    } else if (k == "dpdk") {
+      const toml::table* dt = node.as_table();
+      if (dt == nullptr) return Bad(fmt::format("{}: expected a table [net.dpdk]", key));
+      if (auto s = ParseDpdk(*dt, &nc->dpdk); !s) return s;
     } else {
-      return Bad(fmt::format("{}: unknown key (known in [net]: backend, listen)", key));
+      return Bad(fmt::format("{}: unknown key (known in [net]: backend, listen, [net.dpdk])", key));
     }
   }
   return {};

@@ -10,6 +10,9 @@
 //   [net]
 //   backend = "kernel"      # or "dpdk"
 //   listen = "127.0.0.1:8080"
+//   [net.dpdk]              # backend = "dpdk" only
+//   eal_args = ["--no-pci", "--vdev=net_tap0,iface=fn0"]
+//   ip = "10.0.0.2"
 //   [http]
 //   max_body_bytes = 8388608
 //   read_timeout_ms = 30000
@@ -36,6 +39,7 @@
 #include <cstdint>
 
 #include "junction/base/error.h"
+#include "junction/net/dpdk/dpdk_options.h"
 #include "junction/sched/runtime_config.h"
 
 namespace faasnode {
@@ -43,6 +47,8 @@ namespace faasnode {
 struct NetConfig {
   std::string backend = "kernel";    // "kernel" (unprivileged) or "dpdk"
   std::string listen = "127.0.0.1:8080";
+  // [net.dpdk] and [net.dpdk.faults]: used when backend = "dpdk" (see dpdk_options.h).
+  junction::net::DpdkOptions dpdk;
 };
 
 struct HttpConfig {
