@@ -5,7 +5,7 @@
 # per CPU-second of the server process (utime+stime from /proc, all its threads).
 #
 #   scripts/bench-node.sh                      # BUILD=build ROUNDS=3 DUR=10 CONNS=32
-#   SERVER_CPU=0 CLIENT_CPU=1 scripts/bench-node.sh
+#   SERVER_CPU=0 CLIENT_CPU=1 IDLE_SPIN_US=0 ENERGY=false scripts/bench-node.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -14,7 +14,8 @@ DUR=${DUR:-10}
 CONNS=${CONNS:-32}
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
-NODE_CONFIG_EXTRA=${NODE_CONFIG_EXTRA:-}
+IDLE_SPIN_US=${IDLE_SPIN_US:-50}   # the node's default; 0: block as soon as idle
+ENERGY=${ENERGY:-true}             # false: no billing sampler
 command -v wrk >/dev/null || { echo "bench-node.sh: wrk is not installed (scripts/setup.sh installs it)" >&2; exit 2; }
 for b in faasnode http_baseline_server; do
   [[ -x $BUILD/bin/$b ]] || { echo "bench-node.sh: $BUILD/bin/$b is missing; build it with -DFAASNODE_BENCH=ON" >&2; exit 2; }
@@ -51,14 +52,15 @@ port_base=18091
 cat >"$work/node.toml" <<EOF2
 [runtime]
 cores = [$SERVER_CPU]
+idle_spin_us = $IDLE_SPIN_US
 [net]
 listen = "127.0.0.1:$((port_base + 1))"
 [energy]
+enabled = $ENERGY
 ledger = "$work/ledger.db"
 [functions.echo]
-$NODE_CONFIG_EXTRA
 EOF2
-echo "# $(date -u '+%F %T') UTC; uptime: $(uptime | sed 's/.*load average/load average/'); wrk -t1 -c$CONNS -d${DUR}s POST 5 bytes; server on CPU $SERVER_CPU, wrk on CPU $CLIENT_CPU"
+echo "# $(date -u '+%F %T') UTC; uptime: $(uptime | sed 's/.*load average/load average/'); wrk -t1 -c$CONNS -d${DUR}s POST 5 bytes; server on CPU $SERVER_CPU, wrk on CPU $CLIENT_CPU; node idle_spin_us=$IDLE_SPIN_US energy=$ENERGY"
 echo "| server | requests/s | server CPU s | requests per CPU-second | p50 | p99 | errors"
 echo "|---|---|---|---|---|---|---"
 for r in $(seq "$ROUNDS"); do
