@@ -59,6 +59,7 @@ struct Conn : TimerNode {
 
   // Congestion control (RFC 5681, RFC 6582).
   std::uint32_t cwnd = 0, ssthresh = 0xFFFFFFFF, recover = 0;
+  std::uint32_t ca_acked = 0;  // bytes acknowledged towards the next congestion-avoidance step
   int dupacks = 0;
   bool in_recovery = false;
 

@@ -307,9 +307,16 @@ bool Engine::ProcessAck(Conn* c, const Segment& s) {
     } else {
       c->dupacks = 0;
       if (c->cwnd < c->ssthresh) {
-        c->cwnd += std::min<std::uint32_t>(acked, c->mss);  // slow start
+        // Slow start with appropriate byte counting, L = 2 (RFC 3465): a delayed ACK covers
+        // two segments.
+        c->cwnd += std::min<std::uint32_t>(acked, 2u * c->mss);
       } else {
-        c->cwnd += std::max<std::uint32_t>(1, c->mss * c->mss / std::max<std::uint32_t>(c->cwnd, 1));
+        // Congestion avoidance by bytes acknowledged: one MSS per window's worth (RFC 5681 3.1).
+        c->ca_acked += acked;
+        if (c->ca_acked >= c->cwnd) {
+          c->ca_acked -= c->cwnd;
+          c->cwnd += c->mss;
+        }
       }
     }
     // RFC 6298 5.2-5.3: restart the timer while data is outstanding, stop it when none is.
