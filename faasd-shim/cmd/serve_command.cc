@@ -32,6 +32,9 @@
 #include "faasd-shim/store/function_store.h"
 #include "junction/http/server/server.h"
 #include "junction/net/stack.h"
+#ifdef FAASNODE_HAVE_DPDK
+#include "junction/net/dpdk/dpdk_stack.h"
+#endif
 #include "junction/sched/runtime.h"
 #include "junction/sched/sched.h"
 
@@ -71,7 +74,12 @@ class SignalWaiter {
 };
 
 int Serve(const NodeConfig& config, junction::sched::Runtime& rt, SignalWaiter& signals) {
-  auto stack = junction::net::CreateStack(config.net.backend);
+#ifdef FAASNODE_HAVE_DPDK
+  junction::net::dpdk::RegisterDpdkStack();
+#endif
+  junction::net::StackOptions stack_options;
+  stack_options.dpdk = config.net.dpdk;
+  auto stack = junction::net::CreateStack(config.net.backend, stack_options);
   if (!stack) {
     spdlog::error("net.backend = \"{}\": {}", config.net.backend, stack.error().message());
     return 1;

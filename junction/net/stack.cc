@@ -77,8 +77,9 @@ Status<std::unique_ptr<Stack>> CreateStack(std::string_view name, const StackOpt
   if (!factory) {
     if (name == "dpdk") {
       return MakeError(ErrorCode::kUnavailable,
-                       "network stack 'dpdk': the DPDK backend is not built into this binary "
-                       "yet; use stack 'kernel' (Linux sockets) for now");
+                       "network stack 'dpdk': the DPDK backend is not in this binary (built "
+                       "without libdpdk, or junction::net::dpdk::RegisterDpdkStack() was not "
+                       "called); install libdpdk-dev and rebuild, or use stack 'kernel'");
     }
     std::vector<std::string> known = StackNames();
     if (std::find(known.begin(), known.end(), "dpdk") == known.end()) known.push_back("dpdk");

@@ -2,7 +2,8 @@
 //
 // A Stack makes sockets (socket.h). Backends: "kernel" (Linux sockets, epoll per runtime
 // core, SO_REUSEPORT listeners; unprivileged), "loopback" (in memory, for unit tests: no
-// kernel sockets at all), and "dpdk" (not built yet: CreateStack says so with kUnavailable).
+// kernel sockets at all), and "dpdk" (junction/net/dpdk: a user-space stack on a DPDK port,
+// registered by dpdk::RegisterDpdkStack(); without it CreateStack says kUnavailable).
 //
 //   auto stack = CreateStack("kernel");              // from a uthread inside Runtime::Run
 //   if (!stack) { print stack.error().message(); return; }
@@ -79,7 +80,7 @@ class Stack {
 using StackFactory = std::function<Status<std::unique_ptr<Stack>>(const StackOptions&)>;
 
 // Makes the stack registered under `name`: "kernel" and "loopback" are built in; "dpdk"
-// gives kUnavailable until a dpdk backend registers itself. Call from a uthread.
+// gives kUnavailable until dpdk::RegisterDpdkStack() has run. Call from a uthread.
 // Errors: kNotFound (unknown name; the message lists the known ones), kUnavailable, and the
 // backend's own start-up errors.
 Status<std::unique_ptr<Stack>> CreateStack(std::string_view name, const StackOptions& options = {});
