@@ -116,15 +116,16 @@ class Core {
   Runtime* rt_;
   const int index_;
   const int cpu_;
+  // mailboxes_[i]: wake-ups from core i (none from this core itself). Every waker reads this
+  // pointer: it sits on this read-only line, away from anything the core keeps writing.
+  const std::unique_ptr<Mailbox[]> mailboxes_;
+  const int num_cores_;
   const RuntimeConfig config_;
 
   alignas(64) detail::Thread* current_ = nullptr;
   detail::Thread idle_;  // the kthread's own context: runs the idle loop
   RunQueue rq_;
   Inbox inbox_;
-  // mailboxes_[i]: wake-ups from core i (none from this core itself); n = number of cores.
-  std::unique_ptr<Mailbox[]> mailboxes_;
-  int num_cores_;
   TimerHeap timers_;
   StackPool pool_;
   std::uint64_t next_timer_tsc_ = UINT64_MAX;

@@ -160,7 +160,9 @@ class RunQueue {
 
   alignas(64) std::atomic<std::uint32_t> head_{0};  // consumers (owner and thieves) CAS
   alignas(64) std::atomic<std::uint32_t> tail_{0};  // owner only
-  std::uint64_t next_seq_ = 0;
+  // Owner-only state on its own line: thieves read tail_ (RingSizeHint), and a line the
+  // owner writes on every Push/Pop next to it would be pulled away by every look.
+  alignas(64) std::uint64_t next_seq_ = 0;
   detail::Thread* next_ = nullptr;  // owner-only slot: the oldest thread when set
   List overflow_;
   List pinned_;
