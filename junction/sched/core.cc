@@ -1,9 +1,10 @@
 // core.cc — the per-core scheduler: switching, the idle loop, timers, stealing, accounting.
 //
-// Search order when a core needs work (top to bottom): its remote-wake mailboxes and inbox, expired
-// timers, the poll hooks (network), its own run queue, then half of another core's ring.
-// Finding nothing, it spins for idle_spin_us and then blocks its kthread in epoll until an
-// inbox push, a timer, a registered backend fd, or an interval-close request kicks it.
+// Search order when a core needs work (top to bottom): its remote-wake mailboxes and inbox,
+// expired timers, the poll hooks (network), its own run queue, then half of another core's
+// ring. Finding nothing, it spins for idle_spin_us and then blocks its kthread in epoll until
+// a mailbox or inbox push, a timer, a registered backend fd, or an interval-close request
+// kicks it.
 #include "junction/sched/core.h"
 
 #include <pthread.h>
