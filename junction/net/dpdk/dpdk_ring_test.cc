@@ -8,6 +8,10 @@
 #include <rte_ethdev.h>
 #include <rte_ring.h>
 
+#include <sys/resource.h>
+
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cstring>
 #include <random>
@@ -327,6 +331,28 @@ TEST_F(DpdkRingTest, InjectedFaultsDropFramesAndAreCounted) {
     EXPECT_EQ(s.counters().Total().drop_fault, f.dropped);
     EXPECT_EQ(s.counters().Total().rx_packets, 200 - f.dropped);
   }, o);
+}
+
+TEST_F(DpdkRingTest, AnIdleStackWithoutRxInterruptsBacksOffInsteadOfSpinning) {
+  Run(2, [&](DpdkStack& s) {
+    EXPECT_LT(s.port().rx_intr_fd(0), 0);  // net_ring has no rx interrupts: slow poll
+    sched::SleepFor(50ms);                  // let the back-off reach its bound
+    auto cpu = [] {
+      rusage u{};
+      getrusage(RUSAGE_SELF, &u);
+      return u.ru_utime.tv_sec + u.ru_stime.tv_sec +
+             (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+    };
+    const double c0 = cpu();
+    const auto t0 = Clock::now();
+    sched::SleepFor(500ms);
+    const double used = (cpu() - c0) / std::chrono::duration<double>(Clock::now() - t0).count();
+    fmt::print("idle CPU with the slow poll (2 cores): {:.2f}% of one CPU\n", used * 100);
+    EXPECT_LT(used, 0.25);
+    // And it still answers promptly enough once traffic comes.
+    InjectAndWait(s, ArpFrame(RTE_ARP_OP_REQUEST, kPeerMac, kPeerIp, {}, kOurIp, kBroadcast));
+    EXPECT_EQ(Sent().size(), 1u);
+  });
 }
 
 // --- the fault injector on its own ---
