@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <pwd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <charconv>
 #include <nlohmann/json.hpp>
@@ -145,8 +147,18 @@ Status<instances::Deployment> SystemDeployer::Build(state::FunctionSpec& spec) {
   std::string fprocess = spec.env_process;
   if (auto it = spec.env_vars.find("fprocess"); it != spec.env_vars.end()) fprocess = it->second;
   if (!fprocess.empty()) {
-    // An exec function: the image's command runs on the host, one child per request.
-    auto secrets = secrets_->Materialize(spec.ns, spec.service, spec.secrets);
+    // An exec function: the image's command runs on the host, one child per request, as the
+    // exec user (when the node is root): its secret copies are handed to that user.
+    state::SecretStore::CopyOptions copy;
+    copy.root = ExecSecretsRoot();
+    if (geteuid() == 0) {
+      const passwd* pw = getpwnam(options_.exec_user.c_str());
+      if (pw == nullptr) return Bad(fmt::format("exec user {} does not exist; set functions.exec_user", options_.exec_user));
+      copy.chown = true;
+      copy.uid = pw->pw_uid;
+      copy.gid = pw->pw_gid;
+    }
+    auto secrets = secrets_->Materialize(spec.ns, spec.service, spec.secrets, copy);
     if (!secrets) return Bad(secrets.error().message());
     exec::ExecSpec e;
     e.name = spec.service;
@@ -256,14 +268,14 @@ Status<void> SystemDeployer::Create(state::FunctionSpec spec) {
   if (auto s = Start(spec, false); !s) {
     if (s.error().code() != ErrorCode::kAlreadyExists) {
       if (manager_->Find(spec.service, spec.ns)) (void)manager_->Remove(spec.ns, spec.service);
-      secrets_->Forget(spec.ns, spec.service);
+      secrets_->Forget(spec.ns, spec.service, ExecSecretsRoot());
     }
     return s;
   }
   const std::int64_t created = UnixNs();
   if (auto p = db_->PutFunction({spec.ns, spec.service, state::ToStoredJson(spec), created}); !p) {
     (void)manager_->Remove(spec.ns, spec.service);
-    secrets_->Forget(spec.ns, spec.service);
+    secrets_->Forget(spec.ns, spec.service, ExecSecretsRoot());
     return MakeError(ErrorCode::kIo, "storing the deployment failed, nothing deployed: " + p.error().message());
   }
   const std::string key = Key(spec.ns, spec.service);  // before spec is moved from
@@ -309,7 +321,7 @@ Status<void> SystemDeployer::Delete(const std::string& ns_in, const std::string&
     return MakeError(ErrorCode::kIo, "removing the stored deployment failed, nothing removed: " + d.error().message());
   }
   (void)manager_->Remove(ns, name);
-  secrets_->Forget(ns, name);
+  secrets_->Forget(ns, name, ExecSecretsRoot());
   entries_.erase(it);
   return {};
 }

@@ -103,6 +103,7 @@ class SystemDeployer {
   junction::Status<instances::Deployment> Build(state::FunctionSpec& spec);
   junction::Status<void> Start(state::FunctionSpec& spec, bool replace);
   bool NamespaceValidLocked(const std::string& ns) const;
+  std::string ExecSecretsRoot() const { return options_.exec_tmp_dir + "/secrets"; }
   static std::string Key(const std::string& ns, const std::string& name) { return ns + "/" + name; }
 
   instances::InstanceManager* manager_;

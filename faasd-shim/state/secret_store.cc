@@ -155,25 +155,50 @@ Status<std::string> SecretStore::Value(const std::string& ns, const std::string&
 }
 
 Status<SecretStore::Materialized> SecretStore::Materialize(const std::string& ns, const std::string& function,
-                                                           const std::vector<std::string>& names) {
+                                                           const std::vector<std::string>& names,
+                                                           const CopyOptions& copy) {
   Materialized out;
   for (const std::string& n : names) {
     auto v = Value(ns, n);
     if (!v) return MakeError(ErrorCode::kNotFound, "unable to find secret: " + n);
     out.values.emplace_back(n, std::move(*v));
   }
-  out.dir = db_->dir() + "/functions/" + ns + "/" + function + "/secrets";
-  RemoveTree(out.dir);
-  if (auto m = MkdirP(out.dir); !m) return std::unexpected(m.error());
+  if (copy.root.empty()) {
+    out.dir = db_->dir() + "/functions/" + ns + "/" + function + "/secrets";
+    RemoveTree(out.dir);
+    if (auto m = MkdirP(out.dir); !m) return std::unexpected(m.error());
+  } else {
+    const std::string parent = copy.root.substr(0, copy.root.rfind('/'));
+    for (const std::string& d : {parent, copy.root}) {
+      if (d.empty()) continue;
+      if (mkdir(d.c_str(), 0711) != 0 && errno != EEXIST) {
+        return std::unexpected(junction::Error::FromErrno("cannot create " + d));
+      }
+      chmod(d.c_str(), 0711);
+    }
+    out.dir = copy.root + "/" + ns + "." + function;
+    RemoveTree(out.dir);
+    if (mkdir(out.dir.c_str(), 0700) != 0) return std::unexpected(junction::Error::FromErrno("cannot create " + out.dir));
+  }
   for (const auto& [n, v] : out.values) {
-    if (auto w = WriteFileAtomic(out.dir + "/" + n, v); !w) return std::unexpected(w.error());
+    const std::string path = out.dir + "/" + n;
+    if (auto w = WriteFileAtomic(path, v); !w) return std::unexpected(w.error());
+    if (copy.chown) {
+      if (chown(path.c_str(), copy.uid, copy.gid) != 0 || chmod(path.c_str(), 0400) != 0) {
+        return std::unexpected(junction::Error::FromErrno("cannot hand " + path + " to the function's user"));
+      }
+    }
+  }
+  if (copy.chown && (chown(out.dir.c_str(), copy.uid, copy.gid) != 0 || chmod(out.dir.c_str(), 0500) != 0)) {
+    return std::unexpected(junction::Error::FromErrno("cannot hand " + out.dir + " to the function's user"));
   }
   return out;
 }
 
-void SecretStore::Forget(const std::string& ns, const std::string& function) {
+void SecretStore::Forget(const std::string& ns, const std::string& function, const std::string& root) {
   const std::string fdir = db_->dir() + "/functions/" + ns + "/" + function;
   RemoveTree(fdir);
+  if (!root.empty()) RemoveTree(root + "/" + ns + "." + function);
 }
 
 }  // namespace faasnode::state

@@ -12,6 +12,8 @@
 // OpenFaaS name rule). Threads: any thread or uthread; blocks the kthread on file I/O.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 #include <string_view>
 #include <utility>
@@ -45,10 +47,25 @@ class SecretStore {
     std::string dir;
     std::vector<std::pair<std::string, std::string>> values;
   };
+  // Where the copies go and who owns them: by default STATE/functions/NS/FN/secrets, owned by
+  // the node. Exec children run as another user and cannot enter the state dir (0700): for
+  // them the copies go to ROOT/NS.FN (ROOT and its parent made 0711: enterable, not listable),
+  // owned by that user, directory 0500 and files 0400.
+  struct CopyOptions {
+    std::string root;  // "" : the state dir layout above
+    bool chown = false;
+    uid_t uid = 0;
+    gid_t gid = 0;
+  };
   junction::Status<Materialized> Materialize(const std::string& ns, const std::string& function,
-                                             const std::vector<std::string>& names);
-  // Removes the deployment's copies (when it is deleted). Never fails loudly.
-  void Forget(const std::string& ns, const std::string& function);
+                                             const std::vector<std::string>& names, const CopyOptions& copy);
+  junction::Status<Materialized> Materialize(const std::string& ns, const std::string& function,
+                                             const std::vector<std::string>& names) {
+    return Materialize(ns, function, names, CopyOptions());
+  }
+  // Removes the deployment's copies (when it is deleted), in the state dir and under `root`
+  // when given. Never fails loudly.
+  void Forget(const std::string& ns, const std::string& function, const std::string& root = "");
 
   std::string PathOf(const std::string& ns, const std::string& name) const;
 

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -55,7 +56,9 @@ class Node {
     port_ = FreePort();
     config_ = ::testing::TempDir() + "/e2e-" + std::to_string(port_) + ".toml";
     ledger_ = config_ + ".ledger.db";
+    std::filesystem::remove_all(config_ + ".state");  // a port used by an earlier run left one
     std::ofstream(config_) << "[runtime]\ncores = [0]\n[net]\nlisten = \"127.0.0.1:" << port_ << "\"\n"
+                           << "[state]\ndir = \"" << config_ << ".state\"\n"  // a fresh state dir per node
                            << "[energy]\nledger = \"" << ledger_ << "\"\n" << energy_text << config_text;
     log_ = config_ + ".log";
     pid_ = fork();
