@@ -69,7 +69,7 @@ Status<void> AddMeasured(const energy::carbon::CarbonModel& carbon, const Comple
 }  // namespace
 
 EnergyBiller::EnergyBiller(junction::sched::Runtime* rt, const BillingOptions& options)
-    : rt_(rt), options_(options), queues_(static_cast<std::size_t>(rt->num_cores()) + 1) {}
+    : rt_(rt), options_(options), attributor_(options.attribution), queues_(static_cast<std::size_t>(rt->num_cores()) + 1) {}
 
 Status<std::unique_ptr<EnergyBiller>> EnergyBiller::Start(junction::sched::Runtime* rt,
                                                           const BillingOptions& options) {
@@ -321,9 +321,14 @@ Status<void> EnergyBiller::Step(bool final_step) {
   }
   const std::uint64_t all_cycles = attribution->busy_cycles + attribution->idle_cycles +
                                    attribution->overhead_cycles + attribution->unaccounted_cycles;
+  // The rate this interval billed its invocations per busy cycle (with shared-out classes
+  // included); with no invocation, the report-apart rate (meter ÷ all cycles).
+  const double rate = attribution->busy_cycles > 0
+                          ? attribution->InvocationTotal().NodeTotal().value /
+                                static_cast<double>(attribution->busy_cycles)
+                          : attribution->meter.NodeTotal().value / static_cast<double>(all_cycles);
   if (all_cycles > 0) {
-    joules_per_cycle_.store(attribution->meter.NodeTotal().value / static_cast<double>(all_cycles),
-                            std::memory_order_relaxed);
+    joules_per_cycle_.store(rate, std::memory_order_relaxed);
     rate_sources_.store(attribution->meter.sources.bits(), std::memory_order_relaxed);
   }
   if (auto s = ledger_->PushInterval(interval); !s) return s;

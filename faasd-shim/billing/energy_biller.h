@@ -13,9 +13,9 @@
 // to within the close's latency). Every figure carries its source (rapl, nvml, model, replay).
 //
 // The estimate at completion (EstimateCall, for X-Energy-Joules / X-Carbon-Grams): the call's
-// on-CPU cycles × the joules per cycle of the last attributed interval (its meter ÷ all cycles
-// of all cores: exactly the rate attribution charges under the default report-apart policy)
-// and that interval's grams per joule. The ledger row, attributed interval by interval, is
+// on-CPU cycles × the joules per busy cycle of the last attributed interval (what it billed its
+// invocations ÷ their cycles: the meter ÷ all cycles of all cores under the default report-
+// apart policy, more when idle or overhead are shared out) and that interval's grams per joule. The ledger row, attributed interval by interval, is
 // the final bill; the two differ by how much the power changed since the last interval.
 // An invocation reports itself with Complete() when it ends; its bill is final once the
 // interval containing its end has been attributed, and its ledger row is written then.
@@ -73,6 +73,10 @@ struct CallEstimate {
 struct BillingOptions {
   std::chrono::milliseconds interval{10};
   bool response_headers = true;  // X-Energy-Joules / X-Carbon-Grams on every invocation reply
+  // Whether idle (static) power and the node's overhead are shared out to the interval's
+  // invocations by their busy cycles, or reported apart (the default: a bill then covers the
+  // call's own cycles only).
+  energy::AttributionOptions attribution;
   MeterChoice meter = MeterChoice::kAuto;
   GpuMeterChoice gpu = GpuMeterChoice::kAuto;
   // Tests and re-billing: this counter source (borrowed, read only by the sampler until Stop)

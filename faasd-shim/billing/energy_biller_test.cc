@@ -89,7 +89,7 @@ TEST(EnergyBiller, InvocationsAndNodeAddUpToAReplayedMeter) {
     ASSERT_TRUE((*b)->Stop().has_value());
     intervals = (*b)->intervals();
   }).has_value());
-  ASSERT_GT(intervals, 5u);
+  ASSERT_GE(intervals, 2u);  // about 30 on a quiet machine; a loaded one closes fewer, longer ones
   EXPECT_EQ(billed.size(), 40u);
   // The estimate: the replayed rate (1 mJ per interval over all cycles of both cores).
   EXPECT_EQ(estimate.sources, energy::SourceSet(energy::Source::kReplay));
@@ -130,6 +130,50 @@ TEST(EnergyBiller, InvocationsAndNodeAddUpToAReplayedMeter) {
   // interval's length here; the 1:3 accuracy under a steady meter is attribution_test's).
   EXPECT_GT(heavy_cycles, light_cycles);
   EXPECT_GT(light_cycles, 0u);
+}
+
+// With idle and overhead shared out, the node keeps no idle/overhead joules: the functions
+// (plus time no account ran, if any) add up to the meter, and the estimate rate includes the
+// shared classes.
+TEST(EnergyBiller, SharedIdleAndOverheadGoToTheInvocations) {
+  auto rt = junction::sched::Runtime::Create({.cores = junction::sched::testing::FirstCpus(1)});
+  ASSERT_TRUE(rt.has_value()) << rt.error().message();
+  energy::ReplaySensor meter = Trace(100000);
+  const std::string ledger = FreshLedger("shared");
+  ASSERT_TRUE((*rt)->Run([&] {
+    BillingOptions o;
+    o.interval = 2ms;
+    o.ledger_path = ledger;
+    o.meter_source = &meter;
+    o.attribution = {.idle = energy::SharePolicy::kShareToInvocations,
+                     .overhead = energy::SharePolicy::kShareToInvocations};
+    auto b = EnergyBiller::Start(junction::sched::Runtime::Current(), o);
+    ASSERT_TRUE(b.has_value()) << b.error().message();
+    for (int i = 0; i < 20; ++i) {
+      const junction::sched::AccountId before = junction::sched::CurrentAccount();
+      junction::sched::SetAccount(5000 + i);
+      Burn(300us);
+      junction::sched::SetAccount(before);
+      (*b)->Complete({.account = 5000u + i, .call_id = "c", .function = "f", .ns = "openfaas-fn", .start_ns = 1,
+                      .end_ns = 2, .status = 200});
+      junction::sched::SleepFor(3ms);  // every interval sees a call
+    }
+    ASSERT_TRUE((*b)->Stop().has_value());
+  }).has_value());
+  auto report = QueryCarbon(ledger, {});
+  ASSERT_TRUE(report.has_value()) << report.error().message();
+  double f = 0, idle = 0, overhead = 0, unaccounted = 0, m = 0;
+  for (const CarbonRow& r : report->rows) {
+    if (r.key == "f") f = r.joules;
+    if (r.key == "(node idle)") idle = r.joules;
+    if (r.key == "(node overhead)") overhead = r.joules;
+    if (r.key == "(unaccounted)") unaccounted = r.joules;
+    if (r.kind == CarbonRow::Kind::kMeter) m = r.joules;
+  }
+  ASSERT_GT(m, 0.0);
+  EXPECT_NEAR(f + idle + overhead + unaccounted, m, m * 1e-9);
+  // Intervals with no call keep their idle (nobody to share it with): a small part.
+  EXPECT_GT(f, 0.5 * m) << "shared out, the function pays for most of the meter";
 }
 
 TEST(EnergyBiller, ForcingAnAbsentMeterFailsAtStart) {
