@@ -173,6 +173,10 @@ int Serve(const NodeConfig& config, junction::sched::Runtime& rt, SignalWaiter& 
     bo.model.idle_per_core = energy::Watts{config.energy.idle_watts_per_core};
     bo.model.max_per_core = energy::Watts{config.energy.max_watts_per_core};
     bo.response_headers = config.energy.response_headers;
+    bo.attribution.idle = config.energy.share_idle ? energy::SharePolicy::kShareToInvocations
+                                                   : energy::SharePolicy::kReportApart;
+    bo.attribution.overhead = config.energy.share_overhead ? energy::SharePolicy::kShareToInvocations
+                                                           : energy::SharePolicy::kReportApart;
     bo.meter = config.energy.meter == "rapl"    ? billing::MeterChoice::kRapl
                : config.energy.meter == "model" ? billing::MeterChoice::kModel
                                                 : billing::MeterChoice::kAuto;

@@ -275,10 +275,13 @@ Status<double> Number(const toml::node& n, std::string_view key, double lo, doub
 Status<void> ParseEnergy(const toml::table& t, EnergyConfig* ec) {
   for (const auto& [k, node] : t) {
     const std::string key = "energy." + std::string(k.str());
-    if (k == "enabled" || k == "response_headers") {
+    if (k == "enabled" || k == "response_headers" || k == "share_idle" || k == "share_overhead") {
       auto v = Boolean(node, key);
       if (!v) return std::unexpected(v.error());
-      (k == "enabled" ? ec->enabled : ec->response_headers) = *v;
+      (k == "enabled"            ? ec->enabled
+       : k == "response_headers" ? ec->response_headers
+       : k == "share_idle"       ? ec->share_idle
+                                 : ec->share_overhead) = *v;
     } else if (k == "meter" || k == "gpu_meter") {
       auto v = String(node, key);
       if (!v) return std::unexpected(v.error());
@@ -307,7 +310,7 @@ Status<void> ParseEnergy(const toml::table& t, EnergyConfig* ec) {
     } else {
       return Bad(fmt::format("{}: unknown key (known in [energy]: enabled, interval_ms, ledger, "
                              "carbon_g_per_kwh, carbon_trace, idle_watts_per_core, max_watts_per_core, "
-                             "response_headers, meter, gpu_meter)", key));
+                             "response_headers, meter, gpu_meter, share_idle, share_overhead)", key));
     }
   }
   if (ec->idle_watts_per_core > ec->max_watts_per_core) {

@@ -95,6 +95,8 @@ struct EnergyConfig {
   double idle_watts_per_core = 0.74;
   double max_watts_per_core = 3.5;
   bool response_headers = true;   // X-Energy-Joules / X-Carbon-Grams on every invocation
+  bool share_idle = false;        // idle (static) power to the interval's invocations, or apart
+  bool share_overhead = false;    // the node's overhead likewise
   std::string meter = "auto";     // auto (RAPL if present, else the model) | rapl | model
   std::string gpu_meter = "auto";  // auto (NVML if present) | nvml | off
 };
