@@ -417,27 +417,38 @@ void Engine::OnTimer(Conn* c) {
     c->rto_at = INT64_MAX;
     Count(TcpCounter::kRtoTimeouts);
     const bool syn = c->state == TcpState::kSynSent || c->state == TcpState::kSynReceived;
-    if (++c->retries > (syn ? opt_.max_syn_retransmits : opt_.max_retransmits)) {
+    if (!syn && c->snd_wnd == 0 && c->attached) {
+      // The window is shut with data outstanding (it closed behind data in flight, or a stale
+      // ACK shut it): nothing may be sent, so the timeout resends the head as a window probe
+      // and does not count towards giving up, as long as the application holds the
+      // connection (as Linux does).
+      c->rto = std::min(c->rto * 2, opt_.rto_max_ns);
+      c->timing = false;
+      Retransmit(c);
+      Count(TcpCounter::kZeroWindowProbes);
+      c->rto_at = now + c->rto;
+    } else if (++c->retries > (syn ? opt_.max_syn_retransmits : opt_.max_retransmits)) {
       if (!syn) SendRst(c);
       Abandon(c, ETIMEDOUT);
       return;
-    }
-    c->rto = std::min(c->rto * 2, opt_.rto_max_ns);  // RFC 6298 5.5
-    c->timing = false;                               // Karn
-    if (syn) {
-      SendSyn(c);
     } else {
-      // RFC 5681 3.1 (5): one segment, half the flight as the new threshold.
-      const std::uint32_t flight = c->snd_max - c->snd_una;
-      c->ssthresh = std::max<std::uint32_t>(flight / 2, 2u * c->mss);
-      c->cwnd = c->mss;
-      c->in_recovery = false;
-      c->dupacks = 0;
-      c->recover = c->snd_max;  // RFC 6582 section 4
-      c->snd_nxt = c->snd_una;  // go back N
-      Output(c);
+      c->rto = std::min(c->rto * 2, opt_.rto_max_ns);  // RFC 6298 5.5
+      c->timing = false;                               // Karn
+      if (syn) {
+        SendSyn(c);
+      } else {
+        // RFC 5681 3.1 (5): one segment, half the flight as the new threshold.
+        const std::uint32_t flight = c->snd_max - c->snd_una;
+        c->ssthresh = std::max<std::uint32_t>(flight / 2, 2u * c->mss);
+        c->cwnd = c->mss;
+        c->in_recovery = false;
+        c->dupacks = 0;
+        c->recover = c->snd_max;  // RFC 6582 section 4
+        c->snd_nxt = c->snd_una;  // go back N
+        Output(c);
+      }
+      c->rto_at = now + c->rto;
     }
-    c->rto_at = now + c->rto;
   }
   if (c->persist_at <= now) {
     c->persist_at = INT64_MAX;

@@ -595,6 +595,30 @@ TEST_F(EngineTest, ZeroWindowProbesBackOffUntilTheWindowOpens) {
   engine_->Close(c);
 }
 
+// A window shut behind data in flight (or by a stale ACK) leaves nothing sendable: the
+// retransmission timer then probes with the head segment and never gives up while the
+// connection is held; an ACK opening the window lets it continue.
+TEST_F(EngineTest, WindowShutWithDataInFlightIsProbedNotTimedOut) {
+  Conn* c = Establish();
+  const auto d = Bytes(4000);
+  ASSERT_EQ(*engine_->Send(c, d), 4000u);
+  tx_.sent.clear();
+  Deliver(40000, 80, peer_iss_ + 1, our_iss_ + 1, flags::kAck, 0);  // shut, nothing acked
+  for (int i = 0; i < 40; ++i) Advance(60'000 * kMs);
+  EXPECT_EQ(engine_->Info(c).state, TcpState::kEstablished);
+  EXPECT_GE(Count(TcpCounter::kZeroWindowProbes), 10u);
+  ASSERT_FALSE(tx_.sent.empty());
+  EXPECT_EQ(tx_.Pop().seq, our_iss_ + 1);  // the head
+  tx_.sent.clear();
+  Deliver(40000, 80, peer_iss_ + 1, our_iss_ + 1 + 1460, flags::kAck, 1000);
+  EXPECT_EQ(engine_->Info(c).snd_una, our_iss_ + 1 + 1460);
+  const auto more = Bytes(2000);
+  ASSERT_EQ(*engine_->Send(c, more), 2000u);
+  ASSERT_FALSE(tx_.sent.empty());  // data flows again
+  EXPECT_EQ(tx_.Pop().seq, our_iss_ + 4001);
+  engine_->Close(c);
+}
+
 TEST_F(EngineTest, ReceiverAdvertisesZeroWindowWhenFullAndUpdatesAfterRead) {
   Conn* c = Establish();
   const auto d = Bytes(1460);

@@ -116,13 +116,14 @@ void Engine::SendSyn(Conn* c) {
 }
 
 namespace {
-// The sequence number of a segment without data: the highest sent, within the peer's window
-// (as Linux's tcp_acceptable_seq). Not SND.NXT: after a timeout rewinds SND.NXT, an ACK that
-// carried it could lie below the peer's RCV.NXT, be found unacceptable, and both sides would
-// then drop each other's ACKs.
+// The sequence number of a segment without data: the highest sent (as Linux's
+// tcp_acceptable_seq). Not SND.NXT: after a timeout rewinds SND.NXT, an ACK carrying it could
+// lie below the peer's RCV.NXT, be found unacceptable, and both sides would then drop each
+// other's ACKs. SND.MAX lies inside the peer's window (everything was sent inside it, and a
+// right edge never moves left) except for a zero-window probe byte, which is left out.
 std::uint32_t AckSeq(const Conn* c) {
-  const std::uint32_t wnd_end = c->snd_una + c->snd_wnd;
-  return SeqLeq(c->snd_max, wnd_end) ? c->snd_max : wnd_end;
+  if (c->snd_wnd == 0 && c->snd_max == c->snd_una + 1 && c->snd_nxt == c->snd_una) return c->snd_una;
+  return c->snd_max;
 }
 }  // namespace
 
