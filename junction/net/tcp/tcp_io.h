@@ -28,7 +28,7 @@
 //   NIC with RTE_ETH_TX_OFFLOAD_TCP_CKSUM expects) and the IP layer sets the mbuf flags.
 //
 //   Timers. The engine keeps its own per-core timer structure (a hashed wheel of 1 ms ticks,
-//   timers.h); it never arms runtime timers. The core's poll hook calls
+//   timer_wheel.h); it never arms runtime timers. The core's poll hook calls
 //   TcpRxSink::Advance(now_ns) on every pass with sched::MonoNs(); NextTimerNs() says when it
 //   next needs a call, so an idle core may sleep until then.
 //
