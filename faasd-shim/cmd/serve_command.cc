@@ -13,6 +13,7 @@
 
 #include "faasd-shim/billing/energy_biller.h"
 #include "faasd-shim/api/healthz.h"
+#include "faasd-shim/api/system_carbon.h"
 #include "faasd-shim/api/system_deployer.h"
 #include "faasd-shim/api/system_function.h"
 #include "faasd-shim/api/system_functions.h"
@@ -209,6 +210,8 @@ int Serve(const NodeConfig& config, junction::sched::Runtime& rt, SignalWaiter& 
   router.Exact("/system/secrets", guarded(api::MakeSystemSecretsHandler(&deployer)));
   router.Exact("/system/namespaces", guarded(api::MakeSystemNamespacesHandler(&deployer)));
   router.Prefix("/system/namespace/", guarded(api::MakeSystemNamespaceHandler(&deployer)));
+  router.Exact("/system/carbon",
+               guarded(api::MakeSystemCarbonHandler(config.energy.enabled ? config.energy.ledger : "")));
   router.Prefix("/function/", api::MakeInvokeHandler(&manager, biller.get()));
   junction::http::ServerOptions options;
   options.parser.max_header_bytes = config.http.max_header_bytes;
