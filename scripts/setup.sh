@@ -24,6 +24,8 @@ PACKAGES=(
   wrk
   # tests that build their own network namespaces and fault injection
   iproute2 nftables curl util-linux procps iputils-ping
+  # the /metrics test scrapes the node with a real Prometheus
+  prometheus
 )
 
 missing=()

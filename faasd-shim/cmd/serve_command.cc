@@ -27,6 +27,15 @@
 #include "faasd-shim/state/state_db.h"
 #include "faasd-shim/api/invoke.h"
 #include "faasd-shim/api/router.h"
+#include "faasd-shim/api/async_invoke.h"
+#include "faasd-shim/api/metrics.h"
+#include "faasd-shim/api/system_logs.h"
+#include "faasd-shim/async/async_queue.h"
+#include "faasd-shim/logs/log_store.h"
+#include "faasd-shim/metrics/gateway_metrics.h"
+#include "faasd-shim/metrics/instrument.h"
+#include "faasd-shim/metrics/registry.h"
+#include "faasd-shim/metrics/runtime_metrics.h"
 #include "faasd-shim/config/node_config.h"
 #include "faasd-shim/exec/exec_function.h"
 #include "faasd-shim/instances/instance_manager.h"
@@ -164,6 +173,8 @@ int Serve(const NodeConfig& config, junction::sched::Runtime& rt, SignalWaiter& 
     spdlog::error("{}", r.error().message());
     return 1;
   }
+  // The biller (when on) closes the runtime's intervals: it hands each to the cycle metrics.
+  metrics::CycleTotals cycle_totals(rt.num_cores());
   std::unique_ptr<billing::EnergyBiller> biller;
   if (config.energy.enabled) {
     billing::BillingOptions bo;
@@ -173,6 +184,7 @@ int Serve(const NodeConfig& config, junction::sched::Runtime& rt, SignalWaiter& 
     bo.carbon_trace = config.energy.carbon_trace;
     bo.model.idle_per_core = energy::Watts{config.energy.idle_watts_per_core};
     bo.model.max_per_core = energy::Watts{config.energy.max_watts_per_core};
+    bo.on_interval = [&cycle_totals](const junction::sched::IntervalSnapshot& s) { cycle_totals.Observe(s); };
     bo.response_headers = config.energy.response_headers;
     bo.attribution.idle = config.energy.share_idle ? energy::SharePolicy::kShareToInvocations
                                                    : energy::SharePolicy::kReportApart;
@@ -212,7 +224,51 @@ int Serve(const NodeConfig& config, junction::sched::Runtime& rt, SignalWaiter& 
   router.Prefix("/system/namespace/", guarded(api::MakeSystemNamespaceHandler(&deployer)));
   router.Exact("/system/carbon",
                guarded(api::MakeSystemCarbonHandler(config.energy.enabled ? config.energy.ledger : "")));
-  router.Prefix("/function/", api::MakeInvokeHandler(&manager, biller.get()));
+  // /metrics: the gateway's invocation series (counted per core around the invoke route) and
+  // the node's runtime, network and HTTP counters. No auth, as faasd's provider serves it.
+  metrics::GatewayMetrics gateway_metrics(rt.num_cores(), [&deployer] {
+    std::vector<metrics::ServiceCount> out;
+    for (const std::string& ns : deployer.Namespaces()) {
+      for (const api::DeployedSpec& f : deployer.List(ns)) {
+        out.push_back({f.spec.service + "." + f.spec.ns, f.pool ? static_cast<double>(f.pool->stats().instances) : 0});
+      }
+    }
+    return out;
+  });
+  std::unique_ptr<junction::http::Server>* served = nullptr;  // set once the server runs
+  metrics::Registry registry;
+  registry.Add([&gateway_metrics](metrics::MetricWriter& w) { gateway_metrics.Collect(w); });
+  registry.Add(metrics::MakeRuntimeCollector(
+      {.runtime = &rt,
+       .cycles = &cycle_totals,  // with billing on, its sampler closes the intervals (on_interval)
+       .net = &(*stack)->counters(),
+       .http = [&served] { return served && *served ? (*served)->stats() : junction::http::ServerStats{}; },
+       .before_scrape = [&rt, &cycle_totals, billing = biller != nullptr] {
+         if (!billing) (void)cycle_totals.CloseAndObserve(&rt);
+       }}));
+  router.Exact("/metrics", api::MakeMetricsHandler(&registry));
+  const metrics::InvokeRoute invoke = metrics::Instrument(
+      api::MakeInvokeHandler(&manager, biller.get()), &gateway_metrics,
+      [&manager](std::string_view name, std::string_view ns) { return manager.Find(name, ns) != nullptr; });
+  router.Prefix("/function/", invoke);
+  // /async-function: durable queue in the state dir, run through the same invoke route.
+  async::AsyncOptions async_options;
+  async_options.db_path = config.state.dir + "/async.db";
+  async_options.workers = config.async.workers;
+  async_options.callback_attempts = config.async.callback_attempts;
+  async_options.callback_base_delay = config.async.callback_base_delay;
+  async_options.callback_timeout = config.async.callback_timeout;
+  auto queue = async::AsyncQueue::Open(async_options, invoke, stack->get());
+  if (!queue) {
+    spdlog::error("async: {}", queue.error().message());
+    if (biller) (void)biller->Stop();
+    manager.StopReaper();
+    return queue.error().code() == junction::ErrorCode::kInvalidArgument ? 2 : 1;
+  }
+  router.Prefix("/async-function/", api::MakeAsyncInvokeHandler(queue->get(), "faasnode/" FAASNODE_VERSION));
+  // /system/logs: the function log rings, behind basic auth like the other /system routes.
+  logs::LogStore log_store({.max_lines = config.logs.max_lines, .max_bytes = config.logs.max_bytes});
+  router.Exact("/system/logs", guarded(api::MakeSystemLogsHandler(&log_store)));
   junction::http::ServerOptions options;
   options.parser.max_header_bytes = config.http.max_header_bytes;
   options.parser.max_header_count = config.http.max_header_count;
@@ -225,6 +281,11 @@ int Serve(const NodeConfig& config, junction::sched::Runtime& rt, SignalWaiter& 
     spdlog::error("listening on {}: {}", config.net.listen, server.error().message());
     if (biller) (void)biller->Stop();
     manager.StopReaper();
+    return 1;
+  }
+  served = &*server;
+  if (auto s = (*queue)->Start(); !s) {
+    spdlog::error("async: {}", s.error().message());
     return 1;
   }
   const auto local = (*server)->local_endpoint();
@@ -241,7 +302,9 @@ int Serve(const NodeConfig& config, junction::sched::Runtime& rt, SignalWaiter& 
   spdlog::info("faasnode: signal {} received; draining", signals.signal());
   (*server)->Shutdown(std::chrono::seconds(5));
   const auto st = (*server)->stats();
+  served = nullptr;
   server->reset();
+  (*queue)->Stop();  // the workers' current calls finish; what is not done stays queued
   if (biller) {
     if (auto s = biller->Stop(); !s) spdlog::warn("energy: {}", s.error().message());
     spdlog::info("energy: {} interval(s) billed; report: faasnode carbon report --ledger {}", biller->intervals(),

@@ -90,6 +90,43 @@ Status<std::string> String(const toml::node& n, std::string_view key) {
   return std::string(*n.value<std::string_view>());
 }
 
+Status<void> ParseAsync(const toml::table& t, AsyncConfig* ac) {
+  for (const auto& [k, node] : t) {
+    const std::string key = "async." + std::string(k.str());
+    Status<std::int64_t> v;
+    if (k == "workers") {
+      if (v = Integer(node, key, 1, 1024); v) ac->workers = static_cast<int>(*v);
+    } else if (k == "callback_attempts") {
+      if (v = Integer(node, key, 1, 100); v) ac->callback_attempts = static_cast<int>(*v);
+    } else if (k == "callback_base_delay_ms") {
+      if (v = Integer(node, key, 1, 3'600'000); v) ac->callback_base_delay = std::chrono::milliseconds(*v);
+    } else if (k == "callback_timeout_ms") {
+      if (v = Integer(node, key, 1, 3'600'000); v) ac->callback_timeout = std::chrono::milliseconds(*v);
+    } else {
+      return Bad(fmt::format("{}: unknown key (known in [async]: workers, callback_attempts, "
+                             "callback_base_delay_ms, callback_timeout_ms)", key));
+    }
+    if (!v) return std::unexpected(v.error());
+  }
+  return {};
+}
+
+Status<void> ParseLogs(const toml::table& t, LogsConfig* lc) {
+  for (const auto& [k, node] : t) {
+    const std::string key = "logs." + std::string(k.str());
+    Status<std::int64_t> v;
+    if (k == "max_lines") {
+      if (v = Integer(node, key, 1, 10'000'000); v) lc->max_lines = static_cast<std::size_t>(*v);
+    } else if (k == "max_bytes") {
+      if (v = Integer(node, key, 1, std::int64_t{1} << 32); v) lc->max_bytes = static_cast<std::size_t>(*v);
+    } else {
+      return Bad(fmt::format("{}: unknown key (known in [logs]: max_lines, max_bytes)", key));
+    }
+    if (!v) return std::unexpected(v.error());
+  }
+  return {};
+}
+
 Status<double> Number(const toml::node& n, std::string_view key, double lo, double hi);
 
 Status<junction::net::Ipv4Addr> Address(const toml::node& n, std::string_view key) {
@@ -497,13 +534,18 @@ Status<NodeConfig> ParseNodeConfig(std::string_view toml_text, std::string_view 
         if (!v) return std::unexpected(v.error());
         config.images.emplace_back(std::string(ik.str()), *v);
       }
+    } else if (k == "async" || k == "logs") {
+      const toml::table* t = node.as_table();
+      if (t == nullptr) return Bad(fmt::format("{}: expected a table ([{}]), got {}", k.str(), k.str(), TypeName(node)));
+      auto s = k == "async" ? ParseAsync(*t, &config.async) : ParseLogs(*t, &config.logs);
+      if (!s) return std::unexpected(s.error());
     } else if (k == "net" || k == "http") {
       const toml::table* t = node.as_table();
       if (t == nullptr) return Bad(fmt::format("{}: expected a table ([{}]), got {}", k.str(), k.str(), TypeName(node)));
       auto s = k == "net" ? ParseNet(*t, &config.net) : ParseHttp(*t, &config.http);
       if (!s) return std::unexpected(s.error());
     } else {
-      return Bad(fmt::format("{}: unknown section or key (known: [runtime], [net], [http], [functions], [energy], [state], [images])", k.str()));
+      return Bad(fmt::format("{}: unknown section or key (known: [runtime], [net], [http], [functions], [energy], [state], [images], [async], [logs])", k.str()));
     }
   }
   if (auto v = junction::sched::ValidateRuntimeConfig(config.runtime); !v) return std::unexpected(v.error());

@@ -112,6 +112,28 @@ struct StateConfig {
   bool auth = true;  // basic auth on /system/* (as faasd); false only for local experiments
 };
 
+// The /async-function queue (faasd-shim/async); its rows live in <state.dir>/async.db.
+//   [async]
+//   workers = 2                  # uthreads running queued calls
+//   callback_attempts = 5        # POSTs to X-Callback-Url before giving up
+//   callback_base_delay_ms = 500 # wait before the 2nd attempt; doubles each time
+//   callback_timeout_ms = 10000  # per attempt
+struct AsyncConfig {
+  int workers = 2;
+  int callback_attempts = 5;
+  std::chrono::milliseconds callback_base_delay{500};
+  std::chrono::milliseconds callback_timeout{10'000};
+};
+
+// Function logs kept in memory for /system/logs, per function (the oldest lines go first).
+//   [logs]
+//   max_lines = 1000
+//   max_bytes = 1048576
+struct LogsConfig {
+  std::size_t max_lines = 1000;
+  std::size_t max_bytes = 1 << 20;
+};
+
 struct NodeConfig {
   junction::sched::RuntimeConfig runtime;
   StateConfig state;
@@ -121,6 +143,8 @@ struct NodeConfig {
   HttpConfig http;
   FunctionsConfig functions;
   EnergyConfig energy;
+  AsyncConfig async;
+  LogsConfig logs;
   std::string source = "embedded defaults";  // where it came from, for logs
 };
 
