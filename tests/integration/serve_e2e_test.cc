@@ -97,6 +97,7 @@ class Node {
   }
 
   const std::string& ledger() const { return ledger_; }
+  std::string state_dir() const { return config_ + ".state"; }
 
  private:
   int port_ = 0;
@@ -321,6 +322,27 @@ TEST(ServeEndToEnd, EnergyHeadersCanBeSwitchedOff) {
   EXPECT_NE(HeaderValue(r, "X-Call-Id"), "") << r;
   EXPECT_EQ(HeaderValue(r, "X-Energy-Joules"), "") << r;
   EXPECT_EQ(HeaderValue(r, "X-Carbon-Grams"), "") << r;
+}
+
+// GET /system/carbon serves the report's JSON behind the node's basic auth.
+TEST(ServeEndToEnd, SystemCarbonNeedsAuthAndAnswersTheReport) {
+  if (!HaveCurl()) GTEST_SKIP() << "curl is not installed (scripts/setup.sh installs it)";
+  Node node("[functions.echo]\n", "interval_ms = 5\n");
+  node.Curl("-o /dev/null -d hi " + node.Url("/function/echo"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // a few intervals: its row lands
+  EXPECT_EQ(node.Curl("-o /dev/null -w '%{http_code}' " + node.Url("/system/carbon")).output, "401");
+  std::ifstream pw(node.state_dir() + "/basic-auth-password");
+  std::string password;
+  std::getline(pw, password);
+  ASSERT_FALSE(password.empty());
+  const std::string body = node.Curl("-u admin:" + password + " " + node.Url("/system/carbon")).output;
+  EXPECT_NE(body.find("\"group_by\":\"function\""), std::string::npos) << body;
+  EXPECT_NE(body.find("\"function\":\"echo\",\"kind\":\"function\",\"source\":\"model\""), std::string::npos)
+      << body;
+  EXPECT_NE(body.find("\"kind\":\"meter\""), std::string::npos) << body;
+  EXPECT_EQ(node.Curl("-o /dev/null -w '%{http_code}' -u admin:" + password + " '" +
+                      node.Url("/system/carbon?group_by=day") + "'").output,
+            "400");
 }
 
 TEST(ServeEndToEnd, BadConfigsExitWithCode2AndOneLine) {
