@@ -121,6 +121,15 @@ TEST(NodeConfig, EnergySection) {
   EXPECT_NE(ErrorOf("[energy]\ninterval_ms = 0\n").find("energy.interval_ms"), std::string::npos);
   EXPECT_NE(ErrorOf("[energy]\nidle_watts_per_core = 9\n").find("above max_watts_per_core"), std::string::npos);
   EXPECT_NE(ErrorOf("[energy]\nrapl = true\n").find("energy.rapl: unknown key"), std::string::npos);
+  auto m = ParseNodeConfig("[energy]\nmeter = \"model\"\ngpu_meter = \"off\"\nresponse_headers = false\n"
+                           "share_idle = true\n", "t");
+  ASSERT_TRUE(m.has_value()) << m.error().message();
+  EXPECT_EQ(m->energy.meter, "model");
+  EXPECT_EQ(m->energy.gpu_meter, "off");
+  EXPECT_FALSE(m->energy.response_headers);
+  EXPECT_TRUE(m->energy.share_idle);
+  EXPECT_FALSE(m->energy.share_overhead);
+  EXPECT_NE(ErrorOf("[energy]\nmeter = \"nvml\"\n").find("use auto, rapl or model"), std::string::npos);
 }
 
 TEST(NodeConfig, MissingFileIsAClearError) {
