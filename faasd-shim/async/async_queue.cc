@@ -161,6 +161,12 @@ void AsyncQueue::WriteBatch(std::vector<Op>& ops) {
         break;
       case Op::Kind::kDone:
         s = db_->MarkDone(op.id, op.outcome);
+        if (++done_since_prune_ >= 1000) {
+          done_since_prune_ = 0;
+          if (auto p = db_->PruneDone(options_.keep_done_rows); !p) {
+            spdlog::warn("async: pruning done rows: {}", p.error().message());
+          }
+        }
         break;
     }
     if (!s) spdlog::error("async: updating call row {}: {}", op.id, s.error().message());

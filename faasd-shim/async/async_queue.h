@@ -51,6 +51,7 @@ struct AsyncOptions {
   int callback_attempts = 5;
   std::chrono::milliseconds callback_base_delay{500};
   std::chrono::milliseconds callback_timeout{10'000};  // per attempt: connect, send, answer
+  std::int64_t keep_done_rows = 10'000;  // done rows kept in the file (pruned every 1000 done)
 };
 
 // The invocation route: `rest` = NAME[.NS][/path], as /function/ gives it.
@@ -143,6 +144,7 @@ class AsyncQueue {
   std::atomic<bool> stop_{false};
   bool stopped_ = false;
 
+  std::uint64_t done_since_prune_ = 0;  // writer thread only
   std::atomic<std::uint64_t> enqueued_{0}, completed_{0}, callbacks_ok_{0}, retries_{0}, failed_{0};
   std::uint64_t restored_ = 0;
 };

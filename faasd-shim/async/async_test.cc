@@ -156,6 +156,19 @@ TEST(QueueDb, RowsSurviveReopenUntilDone) {
   EXPECT_EQ((*(*db)->CountPending()), 1);
 }
 
+TEST(QueueDb, PruneKeepsTheNewestDoneRowsAndEveryPendingOne) {
+  auto db = QueueDb::Open(TempDb("prune"));
+  ASSERT_TRUE(db);
+  std::vector<QueuedCall> calls(6, MakeCall("x", ""));
+  std::vector<QueuedCall*> v;
+  for (auto& c : calls) v.push_back(&c);
+  ASSERT_TRUE((*db)->Insert(v));
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE((*db)->MarkDone(calls[i].id, "ran"));
+  ASSERT_TRUE((*db)->PruneDone(2));
+  EXPECT_EQ((*db)->CountAll().value_or(-1), 3) << "two done rows and the pending one";
+  EXPECT_EQ((*db)->CountPending().value_or(-1), 1);
+}
+
 TEST(QueueDb, OpenErrorsNameThePath) {
   auto db = QueueDb::Open("/proc/no-such-dir/async.db");
   ASSERT_FALSE(db);

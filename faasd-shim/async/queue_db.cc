@@ -180,4 +180,15 @@ junction::Status<std::int64_t> QueueDb::CountPending() {
   return db_.QueryInt64("SELECT count(*) FROM async_calls WHERE done = 0");
 }
 
+junction::Status<void> QueueDb::PruneDone(std::int64_t keep) {
+  auto st = db_.Prepare(
+      "DELETE FROM async_calls WHERE done = 1 AND id NOT IN "
+      "(SELECT id FROM async_calls WHERE done = 1 ORDER BY id DESC LIMIT ?1)");
+  if (!st) return std::unexpected(st.error());
+  st->Bind(1, static_cast<int64_t>(keep));
+  return st->Run();
+}
+
+junction::Status<std::int64_t> QueueDb::CountAll() { return db_.QueryInt64("SELECT count(*) FROM async_calls"); }
+
 }  // namespace faasnode::async

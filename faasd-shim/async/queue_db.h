@@ -61,6 +61,10 @@ class QueueDb {
   // Marks a row done with a one-line outcome ("callback answered 200", ...).
   junction::Status<void> MarkDone(std::int64_t id, std::string_view outcome);
   junction::Status<std::int64_t> CountPending();
+  // Deletes done rows but the newest `keep` of them (their outcomes are kept for inspection
+  // with sqlite3). Rows not done are never touched.
+  junction::Status<void> PruneDone(std::int64_t keep);
+  junction::Status<std::int64_t> CountAll();
 
   // Several updates in one transaction (one fsync): Begin, the updates, Commit.
   junction::Status<void> Begin() { return db_.Exec("BEGIN IMMEDIATE"); }
