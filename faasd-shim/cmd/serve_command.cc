@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "faasd-shim/billing/energy_biller.h"
+#include "faasd-shim/billing/energy_metrics.h"
 #include "faasd-shim/api/healthz.h"
 #include "faasd-shim/api/system_carbon.h"
 #include "faasd-shim/api/system_deployer.h"
@@ -173,8 +174,10 @@ int Serve(const NodeConfig& config, junction::sched::Runtime& rt, SignalWaiter& 
     spdlog::error("{}", r.error().message());
     return 1;
   }
-  // The biller (when on) closes the runtime's intervals: it hands each to the cycle metrics.
+  // The biller (when on) closes the runtime's intervals: it hands each to the cycle metrics,
+  // and each billed row to the energy series of /metrics.
   metrics::CycleTotals cycle_totals(rt.num_cores());
+  billing::EnergyTotals energy_totals;
   std::unique_ptr<billing::EnergyBiller> biller;
   if (config.energy.enabled) {
     billing::BillingOptions bo;
@@ -185,6 +188,7 @@ int Serve(const NodeConfig& config, junction::sched::Runtime& rt, SignalWaiter& 
     bo.model.idle_per_core = energy::Watts{config.energy.idle_watts_per_core};
     bo.model.max_per_core = energy::Watts{config.energy.max_watts_per_core};
     bo.on_interval = [&cycle_totals](const junction::sched::IntervalSnapshot& s) { cycle_totals.Observe(s); };
+    bo.on_bill = [&energy_totals](const energy::InvocationRecord& r) { energy_totals.Add(r); };
     bo.response_headers = config.energy.response_headers;
     bo.attribution.idle = config.energy.share_idle ? energy::SharePolicy::kShareToInvocations
                                                    : energy::SharePolicy::kReportApart;
@@ -246,6 +250,7 @@ int Serve(const NodeConfig& config, junction::sched::Runtime& rt, SignalWaiter& 
        .before_scrape = [&rt, &cycle_totals, billing = biller != nullptr] {
          if (!billing) (void)cycle_totals.CloseAndObserve(&rt);
        }}));
+  if (biller) registry.Add([&energy_totals](metrics::MetricWriter& w) { energy_totals.Collect(w); });
   router.Exact("/metrics", api::MakeMetricsHandler(&registry));
   const metrics::InvokeRoute invoke = metrics::Instrument(
       api::MakeInvokeHandler(&manager, biller.get()), &gateway_metrics,

@@ -340,6 +340,12 @@ TEST(ServeEndToEnd, SystemCarbonNeedsAuthAndAnswersTheReport) {
   EXPECT_NE(body.find("\"function\":\"echo\",\"kind\":\"function\",\"source\":\"model\""), std::string::npos)
       << body;
   EXPECT_NE(body.find("\"kind\":\"meter\""), std::string::npos) << body;
+  // The same bill as Prometheus series (no auth on /metrics, as faasd's provider).
+  const std::string metrics = node.Curl(node.Url("/metrics")).output;
+  EXPECT_NE(metrics.find("faasnode_energy_joules_total{function=\"echo\",zone=\"package\",source=\"model\"} "),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("faasnode_carbon_grams_total{function=\"echo\"} "), std::string::npos) << metrics;
   EXPECT_EQ(node.Curl("-o /dev/null -w '%{http_code}' -u admin:" + password + " '" +
                       node.Url("/system/carbon?group_by=day") + "'").output,
             "400");
@@ -350,10 +356,7 @@ TEST(ServeEndToEnd, BadConfigsExitWithCode2AndOneLine) {
   std::ofstream(dir + "/bad1.toml") << "[runtime]\ncores = [4095]\n";
   std::ofstream(dir + "/bad2.toml") << "[runtime]\nstack_size_kib = 4\n";
   std::ofstream(dir + "/bad3.toml") << "[runtime]\nturbo = true\n";
-  // A fresh state dir: the config's functions are deployed on the first start with it only.
-  std::filesystem::remove_all(dir + "/bad4.state");
-  std::ofstream(dir + "/bad4.toml") << "[state]\ndir = \"" << dir << "/bad4.state\"\n"
-                                    << "[functions.x]\nartifact = \"missing\"\n";
+  std::ofstream(dir + "/bad4.toml") << "[functions.x]\nartifact = \"missing\"\n";
   for (const char* name : {"bad1", "bad2", "bad3", "bad4"}) {
     auto r = RunCommand(std::string(FAASNODE_BIN) + " serve --config " + dir + "/" + name + ".toml");
     EXPECT_EQ(r.exit_code, 2) << name << ": " << r.output;
