@@ -356,7 +356,10 @@ TEST(ServeEndToEnd, BadConfigsExitWithCode2AndOneLine) {
   std::ofstream(dir + "/bad1.toml") << "[runtime]\ncores = [4095]\n";
   std::ofstream(dir + "/bad2.toml") << "[runtime]\nstack_size_kib = 4\n";
   std::ofstream(dir + "/bad3.toml") << "[runtime]\nturbo = true\n";
-  std::ofstream(dir + "/bad4.toml") << "[functions.x]\nartifact = \"missing\"\n";
+  // A fresh state dir: the config's functions are deployed on the first start with it only.
+  std::filesystem::remove_all(dir + "/bad4.state");
+  std::ofstream(dir + "/bad4.toml") << "[state]\ndir = \"" << dir << "/bad4.state\"\n"
+                                    << "[functions.x]\nartifact = \"missing\"\n";
   for (const char* name : {"bad1", "bad2", "bad3", "bad4"}) {
     auto r = RunCommand(std::string(FAASNODE_BIN) + " serve --config " + dir + "/" + name + ".toml");
     EXPECT_EQ(r.exit_code, 2) << name << ": " << r.output;
