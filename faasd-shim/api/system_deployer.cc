@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "faasd-shim/exec/exec_function.h"
+#include "faasd-shim/logs/exec_log_sink.h"
+#include "faasd-shim/logs/sdk_log_sink.h"
 #include "faasd-shim/store/function_store.h"
 
 namespace faasnode::api {
@@ -109,6 +111,7 @@ Status<instances::Deployment> SystemDeployer::Build(state::FunctionSpec& spec) {
   instances::Deployment d;
   d.name = spec.service;
   d.ns = spec.ns;
+  if (options_.log_store != nullptr) d.pool.instance.log = logs::MakeSdkLogSink(options_.log_store, spec.service, spec.ns);
 
   auto min = IntLabel(spec.labels, "com.openfaas.scale.min", 0, 1024);
   if (!min) return std::unexpected(min.error());
@@ -173,6 +176,7 @@ Status<instances::Deployment> SystemDeployer::Build(state::FunctionSpec& spec) {
     e.combine_output = spec.combine_output;
     e.user = options_.exec_user;
     e.tmp_root = options_.exec_tmp_dir;
+    if (options_.log_store != nullptr) e.log = logs::MakeExecLogSink(options_.log_store, spec.ns);
     auto fn = exec::ExecFunction::Create(std::move(e));
     if (!fn) return Bad(fn.error().message());
     spec.kind = "exec";

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "faasd-shim/instances/instance_manager.h"
+#include "faasd-shim/logs/log_store.h"
 #include "faasd-shim/state/function_spec.h"
 #include "faasd-shim/state/secret_store.h"
 #include "faasd-shim/state/state_db.h"
@@ -51,6 +52,10 @@ struct DeployerOptions {
   std::string exec_tmp_dir = "/tmp/faasnode-exec";
   std::uint64_t exec_default_memory_bytes = std::uint64_t{256} << 20;
   std::chrono::milliseconds exec_default_timeout{10'000};
+  // Where every deployment's log lines go (/system/logs): SDK lines of native functions,
+  // children's stderr and the watchdog lines of exec ones. nullptr: the node's stderr (native)
+  // and spdlog at debug level (exec). Must outlive the deployer and every pool it built.
+  logs::LogStore* log_store = nullptr;
 };
 
 // One deployment as the API shows it.

@@ -105,6 +105,9 @@ int Serve(const NodeConfig& config, junction::sched::Runtime& rt, SignalWaiter& 
     spdlog::error("functions.store: {}", store.error().message());
     return 2;
   }
+  // Every deployment's log lines (/system/logs). Made before the pools that write into it, so
+  // it outlives them (an instance's fini may still log).
+  logs::LogStore log_store({.max_lines = config.logs.max_lines, .max_bytes = config.logs.max_bytes});
   instances::InstanceManager manager(store->get());
   // The durable state: deployments, namespaces, secrets, and the basic-auth files.
   auto state_db = state::StateDb::Open(config.state.dir);
@@ -128,6 +131,7 @@ int Serve(const NodeConfig& config, junction::sched::Runtime& rt, SignalWaiter& 
   }
   deployer_options.exec_user = config.functions.exec_user;
   deployer_options.exec_tmp_dir = config.functions.exec_tmp_dir;
+  deployer_options.log_store = &log_store;
   api::SystemDeployer deployer(&manager, state_db->get(), &secret_store, std::move(deployer_options));
   auto restored = deployer.Restore();
   if (!restored) {
@@ -272,7 +276,6 @@ int Serve(const NodeConfig& config, junction::sched::Runtime& rt, SignalWaiter& 
   }
   router.Prefix("/async-function/", api::MakeAsyncInvokeHandler(queue->get(), "faasnode/" FAASNODE_VERSION));
   // /system/logs: the function log rings, behind basic auth like the other /system routes.
-  logs::LogStore log_store({.max_lines = config.logs.max_lines, .max_bytes = config.logs.max_bytes});
   router.Exact("/system/logs", guarded(api::MakeSystemLogsHandler(&log_store)));
   junction::http::ServerOptions options;
   options.parser.max_header_bytes = config.http.max_header_bytes;

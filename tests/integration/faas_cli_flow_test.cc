@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -251,6 +252,26 @@ TEST(FaasCliFlow, LoginDeployListDescribeInvokeSecretsRemove) {
   Http read = node.Plain("POST", "/function/reader", "cat \"$FAASNODE_SECRETS_DIR/api-key\"");
   EXPECT_EQ(read.status, 200) << read.body;
   EXPECT_EQ(read.body, "new-value");
+  // logs: what faas-cli logs NAME shows — the child's stderr and the watchdog's lines, NDJSON
+  // that ends when follow=false.
+  Http noisy = node.Plain("POST", "/function/reader", "echo from-stderr-7 >&2; echo out");
+  EXPECT_EQ(noisy.status, 200) << noisy.body;
+  Http logs = node.Cli("GET", "/system/logs?name=reader&namespace=openfaas-fn&follow=false");
+  ASSERT_EQ(logs.status, 200) << logs.body;
+  bool saw_stderr = false, saw_fork = false;
+  std::istringstream lines(logs.body);
+  for (std::string line; std::getline(lines, line);) {
+    Json m = Parse(line);
+    ASSERT_TRUE(m.is_object()) << line;
+    EXPECT_EQ(m["name"], "reader");
+    EXPECT_EQ(m["namespace"], "openfaas-fn");
+    EXPECT_TRUE(m["timestamp"].is_string()) << line;
+    const std::string text = m["text"].get<std::string>();
+    saw_stderr |= text.find("from-stderr-7") != std::string::npos;
+    saw_fork |= text.find("Forking fprocess.") != std::string::npos;
+  }
+  EXPECT_TRUE(saw_stderr) << logs.body;
+  EXPECT_TRUE(saw_fork) << logs.body;
   std::filesystem::perms mode = std::filesystem::status(node.dir() + "/state/secrets/openfaas-fn/api-key").permissions();
   EXPECT_EQ(mode, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   EXPECT_EQ(node.Cli("DELETE", "/system/secrets", R"({"name":"api-key"})").status, 200);
