@@ -4,8 +4,12 @@
 // RPCs over one connection, then a 16 MB bulk transfer whose echo must hash (SHA-256) to what
 // was sent. Needs root (memif's control socket; the EAL runs without hugepages too).
 //
-// Teardown order (a memif peer that goes away while the other polls its rings can crash the
-// poller: the PMD's control thread unmaps the shared regions under it): the child keeps
+// Teardown order. A memif peer that goes away while the other polls its rings can crash the
+// poller: on the control socket's hang-up, DPDK 22.11's memif_disconnect runs on the EAL's
+// interrupt thread, marks the link down and then unmaps the shared regions, with no lock
+// against rte_eth_rx/tx_burst on the data-path threads. Checking the link state (or an LSC
+// event) before a burst therefore narrows the window but cannot close it, so the port layer
+// does not pretend to; the processes order their teardown instead: the child keeps
 // serving until the parent has destroyed its stack (its cores no longer touch the port) and
 // says so by closing a pipe; only then does the child stop its stack and exit. The parent's
 // process outlives the child (waitpid), so the child never polls a vanished peer either.

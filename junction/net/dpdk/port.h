@@ -13,6 +13,11 @@
 // count returns it as it is; with another count it is stopped and configured again. Pools
 // live until the process exits (a queue's descriptors may still point into them after a
 // stop). Open and Stop: control path, any thread, not concurrently with each other.
+//
+// net_memif: when the peer process goes away, the PMD unmaps the shared rings from the EAL's
+// interrupt thread with no lock against rx/tx bursts, so a core polling at that moment can
+// fault. Stop polling (destroy the stack) before the peer may exit; dpdk_memif_tcp_test.cc
+// and memif_rpc_bench.cc show the order.
 #pragma once
 
 #include <rte_ether.h>
