@@ -58,21 +58,25 @@ trap 'exit 130' INT TERM
 ip netns add "$NS"
 ip -n "$NS" link set lo up
 mkdir -p "$STATE"
-# ip netns exec execs the node: $! is the node's pid. Its log goes to the terminal, prefixed.
-(cd "$STATE" && exec ip netns exec "$NS" "$BIN" serve --config "$OLDPWD/$DPDK_CONFIG") \
+# ip netns exec and setpriv exec the node: $! is the node's pid. Its log goes to the terminal,
+# prefixed.
+# Both get SIGTERM (and drain) if this script dies without running its cleanup (kill -9).
+ORPHAN=(setpriv --pdeathsig TERM --)
+command -v setpriv >/dev/null || ORPHAN=()
+(cd "$STATE" && exec ip netns exec "$NS" "${ORPHAN[@]}" "$BIN" serve --config "$OLDPWD/$DPDK_CONFIG") \
   > >(sed -u 's/^/[dpdk] /') 2>&1 &
 DPDK_PID=$!
-"$BIN" serve &
+"${ORPHAN[@]}" "$BIN" serve &
 KERNEL_PID=$!
 
-dpdk_up=false
+dpdk_up=false addressed=false
 for _ in $(seq 150); do  # up to 30 s: EAL start, port up, the tap's address
   kill -0 "$DPDK_PID" 2>/dev/null || break
   if ip -n "$NS" link show "$TAP" >/dev/null 2>&1; then
-    ip -n "$NS" addr show dev "$TAP" | grep -q "inet $PEER_IP/" ||
-      ip -n "$NS" addr add "$PEER_IP/$PREFIX" dev "$TAP"
-    ip -n "$NS" link set "$TAP" up
-    if ip netns exec "$NS" curl -s --max-time 1 -o /dev/null "$DPDK_URL/healthz"; then dpdk_up=true; break; fi
+    if ! $addressed; then
+      ip -n "$NS" addr add "$PEER_IP/$PREFIX" dev "$TAP" && ip -n "$NS" link set "$TAP" up && addressed=true
+    fi
+    if $addressed && ip netns exec "$NS" curl -s --max-time 1 -o /dev/null "$DPDK_URL/healthz"; then dpdk_up=true; break; fi
   fi
   sleep 0.2
 done
