@@ -100,8 +100,8 @@ class CoreNet final : public tcp::TcpTx {
   // it or queues it for ARP. Takes ownership. Errors: kUnavailable (no route: off-link with
   // no gateway) — the frame is freed.
   Status<void> SendIpv4(rte_mbuf* m, Ipv4Addr dst, std::uint8_t proto, std::size_t l4_len);
-  // Sends what is buffered (the end of a poll pass, or of a socket call).
-  void Flush();
+  // Sends what is buffered (the end of a poll pass, or of a socket call; also tcp::TcpTx's).
+  void Flush() override;
 
   // --- tcp::TcpTx ---
   std::optional<tcp::TxFrame> Alloc(Ipv4Addr src, Ipv4Addr dst, std::size_t len) override;

@@ -129,6 +129,8 @@ class Engine final : public TcpRxSink {
   Status<std::size_t> Send(Conn* c, std::span<const std::byte> buf);
   // Queues a FIN after the data. Idempotent.
   Status<void> Shutdown(Conn* c);
+  // Sends what the TX side buffered (TcpTx::Flush): the end of a socket call.
+  void FlushTx() { tx_->Flush(); }
   // The application is done with c: the engine sends FIN (or RST if received data is unread,
   // RFC 9293 3.10.4 / RFC 2525 2.17) and frees c when the protocol is done with it.
   void Close(Conn* c);

@@ -117,6 +117,11 @@ class TcpTx {
   virtual void Send(TxFrame frame, std::size_t len) = 0;
   // Gives back a frame that will not be sent.
   virtual void Discard(TxFrame frame) = 0;
+  // Puts what Send buffered on the wire now. The socket layer calls it (through
+  // Engine::FlushTx) at the end of every socket call, so a uthread's segments leave when its
+  // call returns instead of at the next poll pass (~1 us less per RPC round trip over memif).
+  // On the engine's core only. Default: nothing is buffered.
+  virtual void Flush() {}
   virtual TxChecksum checksum_mode() const = 0;
   // The IPv4 MTU of the port (1500 on Ethernet); the engine's MSS is mtu() - 40.
   virtual std::uint16_t mtu() const = 0;

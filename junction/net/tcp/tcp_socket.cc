@@ -49,7 +49,11 @@ class EngineConn final : public TcpConnImpl {
     IoWaiter& w = e.read_waiter(c_);
     for (;;) {
       const std::uint64_t seen = w.epoch();
-      auto r = RunOn(core_, [&] { return e.Recv(c_, buf); });
+      auto r = RunOn(core_, [&] {
+        auto got = e.Recv(c_, buf);  // may open the window: a window update to send
+        e.FlushTx();
+        return got;
+      });
       if (r || r.error().code() != ErrorCode::kWouldBlock) return r;
       if (auto s = Wait(w, seen, deadline, "Read"); !s) return std::unexpected(s.error());
     }
@@ -61,7 +65,11 @@ class EngineConn final : public TcpConnImpl {
     IoWaiter& w = e.write_waiter(c_);
     while (!buf.empty()) {
       const std::uint64_t seen = w.epoch();
-      auto r = RunOn(core_, [&] { return e.Send(c_, buf); });
+      auto r = RunOn(core_, [&] {
+        auto sent = e.Send(c_, buf);
+        e.FlushTx();
+        return sent;
+      });
       if (r) {
         buf = buf.subspan(*r);
         continue;
@@ -75,7 +83,11 @@ class EngineConn final : public TcpConnImpl {
   Status<void> ShutdownWrite() override {
     if (closed_) return std::unexpected(ClosedError("ShutdownWrite on a closed connection"));
     Engine& e = svc_->engine(core_);
-    return RunOn(core_, [&] { return e.Shutdown(c_); });
+    return RunOn(core_, [&] {
+      auto s = e.Shutdown(c_);
+      e.FlushTx();
+      return s;
+    });
   }
 
   void Close() override {
@@ -84,6 +96,7 @@ class EngineConn final : public TcpConnImpl {
     Engine& e = svc_->engine(core_);
     (void)RunOn(core_, [&]() -> Status<void> {
       e.Close(c_);
+      e.FlushTx();
       return {};
     });
   }
@@ -272,7 +285,11 @@ Status<TcpListener> TcpService::Listen(Endpoint local, const ListenOptions& opti
 Status<TcpConn> TcpService::Connect(Endpoint remote, Deadline deadline) {
   const int core = sched::CurrentCore() >= 0 && sched::CurrentCore() < num_cores() ? sched::CurrentCore() : 0;
   Engine& e = engine(core);
-  auto c = RunOn(core, [&] { return e.Connect(remote); });
+  auto c = RunOn(core, [&] {
+    auto conn = e.Connect(remote);
+    e.FlushTx();  // the SYN leaves now
+    return conn;
+  });
   if (!c) return std::unexpected(c.error());
   Conn* conn = *c;
   IoWaiter& w = e.write_waiter(conn);
