@@ -16,6 +16,7 @@ SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
 IDLE_SPIN_US=${IDLE_SPIN_US:-50}   # the node's default; 0: block as soon as idle
 ENERGY=${ENERGY:-true}             # false: no billing sampler
+ENERGY_INTERVAL_MS=${ENERGY_INTERVAL_MS:-10}   # the sampler's interval (the default 10 ms)
 command -v wrk >/dev/null || { echo "bench-node.sh: wrk is not installed (scripts/setup.sh installs it)" >&2; exit 2; }
 for b in faasnode http_baseline_server; do
   [[ -x $BUILD/bin/$b ]] || { echo "bench-node.sh: $BUILD/bin/$b is missing; build it with -DFAASNODE_BENCH=ON" >&2; exit 2; }
@@ -57,10 +58,13 @@ idle_spin_us = $IDLE_SPIN_US
 listen = "127.0.0.1:$((port_base + 1))"
 [energy]
 enabled = $ENERGY
+interval_ms = $ENERGY_INTERVAL_MS
 ledger = "$work/ledger.db"
+[state]
+dir = "$work/state"   # fresh: the config's functions deploy on a state dir's first start only
 [functions.echo]
 EOF2
-echo "# $(date -u '+%F %T') UTC; uptime: $(uptime | sed 's/.*load average/load average/'); wrk -t1 -c$CONNS -d${DUR}s POST 5 bytes; server on CPU $SERVER_CPU, wrk on CPU $CLIENT_CPU; node idle_spin_us=$IDLE_SPIN_US energy=$ENERGY"
+echo "# $(date -u '+%F %T') UTC; uptime: $(uptime | sed 's/.*load average/load average/'); wrk -t1 -c$CONNS -d${DUR}s POST 5 bytes; server on CPU $SERVER_CPU, wrk on CPU $CLIENT_CPU; node idle_spin_us=$IDLE_SPIN_US energy=$ENERGY interval_ms=$ENERGY_INTERVAL_MS"
 echo "| server | requests/s | server CPU s | requests per CPU-second | p50 | p99 | errors"
 echo "|---|---|---|---|---|---|---"
 for r in $(seq "$ROUNDS"); do
