@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "junction/sched/runtime.h"
+
 namespace faasnode::instances {
 
 using junction::ErrorCode;
@@ -37,7 +39,31 @@ InstanceManager::InstanceManager(store::FunctionStore* store) : store_(store) {
   generation_.store(g_generation.fetch_add(1) + 1);
 }
 
-InstanceManager::~InstanceManager() { StopReaper(); }
+InstanceManager::~InstanceManager() {
+  StopReaper();
+  DropCachedSnapshots();
+}
+
+// A kthread's cache may hold this manager's last snapshot, and through it the pools: left
+// there, they would be finalised at kthread exit, after what their instances log into and
+// were loaded from is gone. Each core drops its own cache (thread-local: only its kthread may).
+void InstanceManager::DropCachedSnapshots() {
+  auto drop = [this] {
+    if (t_cache.owner == this) t_cache = CachedSnapshot{};
+  };
+  junction::sched::Runtime* rt = junction::sched::Runtime::Current();
+  if (rt == nullptr || !junction::sched::InRuntime()) {
+    drop();
+    return;
+  }
+  std::vector<junction::sched::JoinHandle> on_cores;
+  for (int c = 0; c < rt->num_cores(); ++c) {
+    auto h = junction::sched::Spawn([drop] { drop(); }, {.core = c, .stealable = false});
+    if (h) on_cores.push_back(std::move(*h));
+  }
+  for (auto& h : on_cores) h.Join();
+  drop();
+}
 
 std::shared_ptr<const InstanceManager::Snapshot> InstanceManager::Current() const {
   const std::uint64_t gen = generation_.load(std::memory_order_acquire);

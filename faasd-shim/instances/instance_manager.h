@@ -87,6 +87,7 @@ class InstanceManager {
   junction::Status<std::shared_ptr<FunctionPool>> MakePoolOfKind(Deployment& d);
   std::shared_ptr<const Snapshot> Current() const;
   void Publish(std::shared_ptr<const Snapshot> next);  // under change_mu_
+  void DropCachedSnapshots();  // from a uthread (or outside any runtime)
 
   store::FunctionStore* store_;
   std::mutex change_mu_;  // serialises Deploy/Replace/Remove
