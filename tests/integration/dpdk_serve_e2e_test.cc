@@ -17,24 +17,12 @@
 #include <string>
 #include <thread>
 
+#include "tests/integration/e2e_util.h"
+
 namespace {
 
-struct CommandResult {
-  int exit_code = -1;
-  std::string output;
-};
-
-CommandResult RunCommand(const std::string& cmd) {
-  CommandResult r;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using faasnode::e2e::CommandResult;
+using faasnode::e2e::RunCommand;
 
 constexpr const char* kNsPrefix = "fn-e2e-dpdk-";
 

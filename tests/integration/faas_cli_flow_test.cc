@@ -19,38 +19,16 @@
 #include <string>
 #include <thread>
 
+#include "tests/integration/e2e_util.h"
+
 namespace {
 
 using Json = nlohmann::json;
 
-struct Result {
-  int exit_code = -1;
-  std::string output;
-};
-
-Result Run(const std::string& cmd) {
-  Result r;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
+using Result = faasnode::e2e::CommandResult;
+using faasnode::e2e::FreePort;
+using faasnode::e2e::HaveCurl;
+inline Result Run(const std::string& cmd) { return faasnode::e2e::RunCommand(cmd); }
 
 // One HTTP exchange as curl reports it: status, headers, body.
 struct Http {
@@ -147,8 +125,6 @@ class Node {
   pid_t pid_ = -1;
   std::string dir_, config_, password_;
 };
-
-bool HaveCurl() { return Run("command -v curl").exit_code == 0; }
 
 // What faas-cli 0.18 sends for `deploy` of a stack entry (proxy/deploy.go).
 std::string Deployment(const std::string& name, const std::string& image, const std::string& more = "") {

@@ -19,36 +19,14 @@
 #include <string>
 #include <thread>
 
+#include "tests/integration/e2e_util.h"
+
 namespace {
 
-struct CommandResult {
-  int exit_code = -1;
-  std::string output;
-};
-
-CommandResult RunCommand(const std::string& cmd) {
-  CommandResult r;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
+using faasnode::e2e::CommandResult;
+using faasnode::e2e::FreePort;
+using faasnode::e2e::HaveCurl;
+using faasnode::e2e::RunCommand;
 
 class Node {
  public:
@@ -104,8 +82,6 @@ class Node {
   pid_t pid_ = -1;
   std::string config_, log_, ledger_;
 };
-
-bool HaveCurl() { return RunCommand("command -v curl").exit_code == 0; }
 
 TEST(ServeEndToEnd, EverySampleFunctionAnswersCurl) {
   if (!HaveCurl()) GTEST_SKIP() << "curl is not installed (scripts/setup.sh installs it)";
@@ -234,7 +210,9 @@ TEST(ServeEndToEnd, ExecFailuresTimeoutsAndTheChildsUser) {
   EXPECT_NE(env.output.find("Http_Query=q=1\n"), std::string::npos) << env.output;
   EXPECT_NE(env.output.find("Http_Method=GET\n"), std::string::npos) << env.output;
   EXPECT_NE(env.output.find("GREETING=hi\n"), std::string::npos) << env.output;
-  if (geteuid() == 0) EXPECT_EQ(node.Curl(node.Url("/function/whoami")).output, "nobody\n");
+  if (geteuid() == 0) {
+    EXPECT_EQ(node.Curl(node.Url("/function/whoami")).output, "nobody\n");
+  }
   EXPECT_EQ(node.Stop(), 0) << node.Log();
 }
 

@@ -691,7 +691,9 @@ TEST_F(EngineTest, AdvertisedRightEdgeNeverMovesLeft) {
     while (!tx_.sent.empty()) {
       Segment a = tx_.Pop();
       const std::uint32_t right = a.ack + (static_cast<std::uint32_t>(a.window) << ws);
-      if (edge != 0) EXPECT_TRUE(SeqGeq(right, edge)) << "segment " << i;
+      if (edge != 0) {
+        EXPECT_TRUE(SeqGeq(right, edge)) << "segment " << i;
+      }
       edge = right;
     }
   }

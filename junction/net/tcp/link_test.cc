@@ -218,12 +218,16 @@ TEST_P(LossyLinkTest, EchoIntactUnderDropReorderDuplicateAndDelay) {
     EchoTransfer(a, b, bytes, conns);
     const TcpCounterSnapshot s = Both(a, b);
     const auto& ls = link.stats();
-    if (bytes >= (1u << 20)) EXPECT_GT(ls.dropped.load(), 0u);
+    if (bytes >= (1u << 20)) {
+      EXPECT_GT(ls.dropped.load(), 0u);
+    }
     EXPECT_EQ(s[TcpCounter::kDropChecksum], 0u);
     EXPECT_EQ(s[TcpCounter::kConnsAborted], 0u);
     // Lost data is repaired only by retransmission: at least one per data loss episode,
     // and the kinds add up.
-    if (ls.dropped_data.load() > 0) EXPECT_GT(s[TcpCounter::kRetransmits], 0u);
+    if (ls.dropped_data.load() > 0) {
+      EXPECT_GT(s[TcpCounter::kRetransmits], 0u);
+    }
     EXPECT_GE(s[TcpCounter::kRetransmits],
               s[TcpCounter::kFastRetransmits] + s[TcpCounter::kPartialAckRetransmits]);
     // The stack's counters (counters.h) carry the same figure.
