@@ -4,13 +4,10 @@
 
 #include <gtest/gtest.h>
 
-#include <array>
 #include <atomic>
-#include <cstdio>
 #include <functional>
 #include <memory>
 #include <string>
-#include <sys/wait.h>
 #include <thread>
 
 #include "junction/http/server/server.h"
@@ -18,27 +15,14 @@
 #include "junction/sched/runtime.h"
 #include "junction/sched/sched.h"
 #include "junction/sched/test_util.h"
+#include "tests/integration/e2e_util.h"
 
 namespace faasnode::api::testing {
 
-struct CommandResult {
-  int exit_code = -1;
-  std::string output;
-};
-
-inline CommandResult RunCommand(const std::string& cmd) {
-  CommandResult r;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-inline bool HaveCurl() { return RunCommand("command -v curl").exit_code == 0; }
+// Shell commands and the curl check: the e2e tests' helpers.
+using faasnode::e2e::CommandResult;
+using faasnode::e2e::HaveCurl;
+using faasnode::e2e::RunCommand;
 
 // setup(stack) runs on a uthread and returns the handler; teardown runs there after the
 // server has shut down (stop what setup started).
