@@ -3,6 +3,7 @@
 #include "functions/swiglu-mlp/cpu_kernel.h"
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,14 @@ using junction::MakeError;
 using junction::Status;
 
 constexpr int kTileN = 64;
+
+// Per-tile fp32 scratch lives on the heap, not the stack: these kernels run on the caller's
+// stack, which in the node is a uthread's (64 KiB by default, less headroom still under ASan),
+// and 2 x 64 x 64 floats is 32 KiB. One allocation per tile is noise next to its rows x 64 x k
+// multiply-adds.
+std::unique_ptr<float[]> TileScratch(int rows, int cols) {
+  return std::make_unique_for_overwrite<float[]>(static_cast<size_t>(rows) * cols);
+}
 
 // Rows per tile: keep the fp32 X panel (rows x k) within ~256 KiB of L2.
 int TileRows(int k) {
@@ -115,14 +124,14 @@ void ForEachTile(int rows, int cols, int k, int threads, Fn fn) {
 void Gemm(CpuIsa isa, int threads, const std::vector<float>& a, int rows, int k,
           const std::vector<Bf16>& b, int n, std::span<Bf16> c) {
   ForEachTile(rows, n, k, threads, [&](int m0, int m1, int n0, int n1) {
-    float acc[64 * kTileN];
+    auto acc = TileScratch(m1 - m0, n1 - n0);
     internal::DotTile t;
     t.a = a.data();
     t.b = Bits(b);
     t.k = k;
     t.m0 = m0, t.m1 = m1, t.j0 = n0, t.j1 = n1;
     t.ld = n1 - n0;
-    t.out = acc;
+    t.out = acc.get();
     RunTile(isa, t);
     for (int m = m0; m < m1; ++m)
       for (int j = n0; j < n1; ++j)
@@ -163,8 +172,8 @@ Status<void> FusedGateUpCpu(std::span<const Bf16> x, int tokens, const MlpWeight
   const int threads = ResolveThreads(options.threads);
   std::vector<float> xf = ToFloat(x, tokens, k, threads);
   ForEachTile(tokens, n, k, threads, [&](int m0, int m1, int n0, int n1) {
-    float gate[64 * kTileN];
-    float up[64 * kTileN];
+    auto gate = TileScratch(m1 - m0, n1 - n0);
+    auto up = TileScratch(m1 - m0, n1 - n0);
     internal::DotTile t;
     t.a = xf.data();
     t.b = Bits(w.gate);
@@ -172,8 +181,8 @@ Status<void> FusedGateUpCpu(std::span<const Bf16> x, int tokens, const MlpWeight
     t.k = k;
     t.m0 = m0, t.m1 = m1, t.j0 = n0, t.j1 = n1;
     t.ld = n1 - n0;
-    t.out = gate;
-    t.out2 = up;
+    t.out = gate.get();
+    t.out2 = up.get();
     RunTile(*isa, t);
     for (int m = m0; m < m1; ++m) {
       for (int j = n0; j < n1; ++j) {

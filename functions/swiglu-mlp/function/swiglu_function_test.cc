@@ -295,5 +295,31 @@ TEST_F(SwigluFunctionTest, BadEnvironmentFailsInitWithTheReason) {
   }
 }
 
+// The node calls the kernels on a uthread's stack. With one kernel thread every tile runs
+// there; at the smallest stack the config allows (16 KiB) the kernels must still fit, so their
+// tile scratch cannot sit on the stack. (It once did: 32 KiB of it overflowed a 64 KiB uthread
+// stack under ASan in the dpdk e2e test.)
+TEST_F(SwigluFunctionTest, KernelsFitTheSmallestUthreadStack) {
+  const int tokens = 5;
+  std::vector<Bf16> x = MakeSeededActivations(tokens, k05B.hidden, 7);
+  std::vector<Bf16> y(static_cast<size_t>(tokens) * k05B.hidden);
+  std::vector<CpuIsa> isas = {CpuIsa::kScalar};
+  if (DetectCpuIsa() == CpuIsa::kAvx2Fma) isas.push_back(CpuIsa::kAvx2Fma);
+  junction::sched::RuntimeConfig c;
+  c.cores = junction::sched::testing::FirstCpus(1);
+  c.stack_size = 16 * 1024;
+  for (CpuIsa isa : isas) {
+    SCOPED_TRACE(std::string(CpuIsaName(isa)));
+    junction::sched::testing::RunIn(c, [&] {
+      auto ok = MlpForwardCpu(x, tokens, *weights_, y, {.threads = 1, .isa = isa});
+      ASSERT_TRUE(ok.has_value()) << ok.error().message();
+    });
+    std::vector<Bf16> y2(y.size());
+    ASSERT_TRUE(MlpForwardCpu(x, tokens, *weights_, y2, {.threads = 2, .isa = isa}).has_value());
+    EXPECT_EQ(0, std::memcmp(y.data(), y2.data(), y.size() * sizeof(Bf16)))
+        << "the uthread run differs from a run on the test's own thread";
+  }
+}
+
 }  // namespace
 }  // namespace swiglu
