@@ -22,6 +22,8 @@ PACKAGES=(
   libspdlog-dev libfmt-dev node-llhttp nlohmann-json3-dev libtomlplusplus-dev libcli11-dev
   # benchmarks (docs/benchmarks/node.md)
   wrk
+  # load scenarios (docs/benchmarks/load.md): a cross-checking load generator, the plots
+  hey gnuplot-nox
   # tests that build their own network namespaces and fault injection
   iproute2 nftables curl util-linux procps iputils-ping
   # the /metrics test scrapes the node with a real Prometheus
