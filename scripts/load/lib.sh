@@ -54,7 +54,7 @@ url_base() { if [[ $1 == dpdk ]]; then echo "http://10.79.0.2:$PORT"; else echo 
 gen_args() { if [[ $1 == dpdk ]]; then printf '%s\n' --backend dpdk --dpdk-ip 10.79.0.1/24 --dpdk-eal "$DPDK_EAL_GEN"; fi; }
 
 # start_node BACKEND: a fresh node (scratch state and ledger) pinned to NODE_CPU; waits until
-# it serves (kernel: /healthz; dpdk: the memif socket is listening).
+# it serves (kernel: /healthz; dpdk: its log says it serves; the memif socket is abstract).
 start_node() {
   local backend=$1
   [[ $backend == dpdk && $EUID -ne 0 ]] && die "the dpdk backend needs root (memif's control socket); run as root or BACKENDS=kernel"
@@ -67,7 +67,7 @@ start_node() {
   for _ in $(seq 150); do
     kill -0 "$NODE_PID" 2>/dev/null || { tail -5 "$NODE_DIR/node.log" >&2; die "the $backend node exited at start (log above)"; }
     if [[ $backend == kernel ]]; then curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$PORT/healthz" && return 0
-    elif [[ -S $MEMIF_SOCK ]]; then sleep 0.5; return 0; fi
+    elif grep -q "faasnode: serving" "$NODE_DIR/node.log"; then return 0; fi
     sleep 0.1
   done
   die "the $backend node did not come up in 15 s (log: $NODE_DIR/node.log)"
