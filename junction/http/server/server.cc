@@ -105,6 +105,17 @@ Status<void> Flush(net::TcpConn& conn, std::string& out, Clock::duration write_t
   return w;
 }
 
+// A connection's read waits end on a 10 ms grid. Every wait arms a timer that stays in the
+// core's heap after the data came (lazy cancellation, timer_heap.h); on a grid the stale ones
+// expire in batches, so the core checks its timers once per grain instead of on nearly
+// every scheduler pass (a clock read each). Timeouts of seconds do not mind 10 ms late.
+Deadline OnGrid(Deadline d) {
+  constexpr Clock::duration kGrain = std::chrono::milliseconds(10);
+  if (d == Deadline::max()) return d;
+  const Clock::duration t = d.time_since_epoch();
+  return Deadline(((t + kGrain - Clock::duration(1)) / kGrain) * kGrain);
+}
+
 std::string JsonError(std::string_view message) {
   std::string body;
   AppendJsonError(body, message);
@@ -200,7 +211,7 @@ void Server::ServeConnection(net::TcpConn conn) {
     }
     if (!in_request && draining_.load(std::memory_order_acquire)) return;
     // Idle connections wake every drain_check to notice a shutdown.
-    Deadline wait = in_request ? request_deadline : std::min(idle_deadline, now + options_.drain_check);
+    const Deadline wait = OnGrid(in_request ? request_deadline : std::min(idle_deadline, now + options_.drain_check));
     std::span<char> space = parser.WritableSpace(options_.read_chunk_bytes);
     auto n = conn.Read(std::as_writable_bytes(space), wait);
     if (!n) {
