@@ -33,8 +33,10 @@ wait_up() { for _ in $(seq 100); do curl -s -o /dev/null "$1" && return 0; sleep
 # round ON(true|false) R: one node, one wrk run; prints "rps requests_per_cpu_second".
 round() {
   local cfg="$work/node-$1.toml" out t0 t1 pid
-  printf '[runtime]\ncores = [%s]\n[net]\nlisten = "127.0.0.1:%s"\n[functions.echo]\n[energy]\nenabled = %s\nledger = "%s/ledger-%s.db"\n' \
-    "$SERVER_CPU" "$PORT" "$1" "$work" "$2" >"$cfg"
+  # A state dir of its own per round: a faasnode-state/ left in the working directory by other
+  # runs (stored deployments) must not change which functions this node serves.
+  printf '[runtime]\ncores = [%s]\n[net]\nlisten = "127.0.0.1:%s"\n[functions.echo]\n[state]\ndir = "%s/state-%s-%s"\n[energy]\nenabled = %s\nledger = "%s/ledger-%s.db"\n' \
+    "$SERVER_CPU" "$PORT" "$work" "$1" "$2" "$1" "$work" "$2" >"$cfg"
   "$BUILD/bin/faasnode" serve --config "$cfg" >"$work/node.log" 2>&1 &
   pid=$!
   wait_up "http://127.0.0.1:$PORT/healthz"
