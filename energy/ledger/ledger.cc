@@ -185,6 +185,17 @@ Status<void> Ledger::OpenFiles() {
       "?17,?18,?19,?20,?21,?22,?23)");
   if (!inv) return std::unexpected(inv.error());
   insert_invocation_ = std::move(*inv);
+  std::string multi = "INSERT INTO invocations VALUES ";
+  for (int row = 0; row < kRowsPerInsert; ++row) {
+    multi += row == 0 ? "(" : ",(";
+    for (int col = 1; col <= 23; ++col) {
+      multi += fmt::format("{}?{}", col == 1 ? "" : ",", row * 23 + col);
+    }
+    multi += ")";
+  }
+  auto invs = db_->Prepare(multi);
+  if (!invs) return std::unexpected(invs.error());
+  insert_invocations_ = std::move(*invs);
   auto iv = db_->Prepare(
       "INSERT INTO intervals (begin_ns,end_ns,source,package_j,core_j,uncore_j,dram_j,psys_j,"
       "gpu_j,meter_total_j,invocations_j,idle_j,overhead_j,unaccounted_j,accounts,merged,"
@@ -460,34 +471,50 @@ Ledger::BatchOutcome Ledger::WriteBatch() {
   return {taken, ok.has_value()};
 }
 
+std::string_view Ledger::SourceText(SourceSet s) {
+  std::string& t = source_text_[s.bits()];
+  if (t.empty()) t = s.ToString();
+  return t;
+}
+
+void Ledger::BindInvocation(SqliteStatement& st, int base, const Queued& q) {
+  const InvocationRecord& r = q.record;
+  st.Bind(base + 1, static_cast<int64_t>(q.seq));
+  st.BindStaticText(base + 2, r.call_id.view());
+  st.BindStaticText(base + 3, r.function.view());
+  st.BindStaticText(base + 4, r.ns.view());
+  st.Bind(base + 5, r.start_ns);
+  st.Bind(base + 6, r.end_ns);
+  st.Bind(base + 7, r.end_ns - r.start_ns);
+  st.Bind(base + 8, static_cast<int64_t>(r.cycles));
+  BindZones(st, base + 9, r.joules);
+  st.Bind(base + 15, r.joules.NodeTotal().value);
+  st.BindStaticText(base + 16, SourceText(r.joules.sources));
+  st.Bind(base + 17, r.grams);
+  st.Bind(base + 18, r.intensity_g_per_kwh);
+  st.BindStaticText(base + 19, carbon::IntensityKindName(r.intensity_kind));
+  st.Bind(base + 20, r.embodied_grams);
+  st.Bind(base + 21, static_cast<int64_t>(r.status));
+  st.Bind(base + 22, static_cast<int64_t>(r.bytes_in));
+  st.Bind(base + 23, static_cast<int64_t>(r.bytes_out));
+}
+
 Status<void> Ledger::WriteBatchRows() {
   if (auto ok = db_->Exec("BEGIN IMMEDIATE"); !ok) return ok;
   auto fail = [&](const junction::Error& e) -> Status<void> {
     (void)db_->Exec("ROLLBACK");
     return std::unexpected(e);
   };
-  SqliteStatement& st = insert_invocation_;
-  for (const Queued& q : batch_) {
-    const InvocationRecord& r = q.record;
-    st.Bind(1, static_cast<int64_t>(q.seq));
-    st.BindText(2, r.call_id.view());
-    st.BindText(3, r.function.view());
-    st.BindText(4, r.ns.view());
-    st.Bind(5, r.start_ns);
-    st.Bind(6, r.end_ns);
-    st.Bind(7, r.end_ns - r.start_ns);
-    st.Bind(8, static_cast<int64_t>(r.cycles));
-    BindZones(st, 9, r.joules);
-    st.Bind(15, r.joules.NodeTotal().value);
-    st.BindText(16, r.joules.sources.ToString());
-    st.Bind(17, r.grams);
-    st.Bind(18, r.intensity_g_per_kwh);
-    st.BindText(19, carbon::IntensityKindName(r.intensity_kind));
-    st.Bind(20, r.embodied_grams);
-    st.Bind(21, static_cast<int64_t>(r.status));
-    st.Bind(22, static_cast<int64_t>(r.bytes_in));
-    st.Bind(23, static_cast<int64_t>(r.bytes_out));
+  // Full groups of kRowsPerInsert rows in one statement each, the rest one by one.
+  size_t i = 0;
+  for (; i + kRowsPerInsert <= batch_.size(); i += kRowsPerInsert) {
+    SqliteStatement& st = insert_invocations_;
+    for (int row = 0; row < kRowsPerInsert; ++row) BindInvocation(st, row * 23, batch_[i + row]);
     if (auto ok = st.Run(); !ok) return fail(ok.error());
+  }
+  for (; i < batch_.size(); ++i) {
+    BindInvocation(insert_invocation_, 0, batch_[i]);
+    if (auto ok = insert_invocation_.Run(); !ok) return fail(ok.error());
   }
   SqliteStatement& is = insert_interval_;
   for (const IntervalRecord& r : interval_batch_) {

@@ -51,6 +51,37 @@ void BM_LedgerPush(benchmark::State& state) {
 }
 BENCHMARK(BM_LedgerPush)->Arg(1024)->Arg(65536);
 
+// The writer's cost per row: state.range(0) records pushed at once (the ring holds them
+// all), then Flush() — the time is the writer turning them into committed SQLite rows, which
+// on a node is CPU the ledger thread takes from the machine for every invocation.
+void BM_LedgerWriteRows(benchmark::State& state) {
+  const size_t n = static_cast<size_t>(state.range(0));
+  std::string dir = "/tmp/energy-ledger-bench-w-" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  auto ledger = Ledger::Open({.path = dir + "/ledger.db", .queue_capacity = n * 2,
+                              .flush_interval = std::chrono::milliseconds(100000)});
+  if (!ledger) {
+    state.SkipWithError(ledger.error().message().c_str());
+    return;
+  }
+  std::vector<InvocationRecord> recs;
+  for (size_t i = 0; i < n; ++i) recs.push_back(Record(i));
+  for (auto _ : state) {
+    state.PauseTiming();
+    for (const InvocationRecord& r : recs) (void)(*ledger)->Push(0, r);
+    state.ResumeTiming();
+    if (auto f = (*ledger)->Flush(); !f) state.SkipWithError(f.error().message().c_str());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * n));
+  state.counters["ns_per_row"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * n), benchmark::Counter::kIsRate |
+                                                       benchmark::Counter::kInvert);
+  (void)(*ledger)->Close();
+  ledger->reset();
+  std::filesystem::remove_all(dir);
+}
+BENCHMARK(BM_LedgerWriteRows)->Arg(20000)->UseRealTime()->Unit(benchmark::kMillisecond);
+
 void BM_SpscPushPop(benchmark::State& state) {
   SpscQueue<InvocationRecord> q(1024);
   InvocationRecord r = Record(1), out;

@@ -134,6 +134,54 @@ TEST_F(LedgerTest, RoundTripsRecordsAndIntervals) {
   EXPECT_FALSE(second);
 }
 
+// The writer inserts 32 rows per statement and the rest of a batch one by one: every row of
+// both paths, in several batches (max_batch 70: 2 groups + 6 single rows each), is present with
+// its own values — no row shifted into another's columns, none lost at a group boundary.
+TEST_F(LedgerTest, MultiRowInsertsKeepEveryRowAndField) {
+  constexpr uint64_t kRows = 3 * 70 + 45;
+  auto ledger = Ledger::Open({.path = path_, .queue_capacity = 1024, .max_batch = 70});
+  ASSERT_TRUE(ledger) << ledger.error().message();
+  for (uint64_t i = 0; i < kRows; ++i) {
+    InvocationRecord r = MakeRecord(i);
+    if (i % 3 == 0) r.joules.sources.Add(Source::kRapl);  // two source texts interleaved
+    if (i % 5 == 0) r.intensity_kind = carbon::IntensityKind::kMeasured;
+    ASSERT_TRUE((*ledger)->Push(0, r));
+  }
+  ASSERT_TRUE((*ledger)->Close());
+  ledger->reset();
+  SqliteDb db = Db();
+  auto st = db.Prepare(
+      "SELECT seq, call_id, function, namespace, start_ns, end_ns, wall_ns, cycles, package_j, "
+      "core_j, dram_j, total_j, source, grams, intensity_g_per_kwh, intensity_kind, "
+      "embodied_grams, status, bytes_in, bytes_out FROM invocations ORDER BY seq");
+  ASSERT_TRUE(st);
+  uint64_t i = 0;
+  for (; *st->Step(); ++i) {
+    InvocationRecord w = MakeRecord(i);
+    ASSERT_EQ(st->ColumnInt64(0), static_cast<int64_t>(i + 1));
+    EXPECT_EQ(st->ColumnText(1), w.call_id.view());
+    EXPECT_EQ(st->ColumnText(2), w.function.view());
+    EXPECT_EQ(st->ColumnText(3), "openfaas-fn");
+    EXPECT_EQ(st->ColumnInt64(4), w.start_ns);
+    EXPECT_EQ(st->ColumnInt64(5), w.end_ns);
+    EXPECT_EQ(st->ColumnInt64(6), w.end_ns - w.start_ns);
+    EXPECT_EQ(st->ColumnInt64(7), static_cast<int64_t>(w.cycles));
+    EXPECT_DOUBLE_EQ(st->ColumnDouble(8), w.joules[Zone::kPackage].value);
+    EXPECT_TRUE(st->ColumnIsNull(9));
+    EXPECT_DOUBLE_EQ(st->ColumnDouble(10), 0.0001);
+    EXPECT_DOUBLE_EQ(st->ColumnDouble(11), w.joules.NodeTotal().value);
+    EXPECT_EQ(st->ColumnText(12), i % 3 == 0 ? "rapl+model" : "model") << "row " << i;
+    EXPECT_DOUBLE_EQ(st->ColumnDouble(13), w.grams);
+    EXPECT_DOUBLE_EQ(st->ColumnDouble(14), 250.0);
+    EXPECT_EQ(st->ColumnText(15), i % 5 == 0 ? "measured" : "held") << "row " << i;
+    EXPECT_DOUBLE_EQ(st->ColumnDouble(16), 1e-9);
+    EXPECT_EQ(st->ColumnInt64(17), w.status);
+    EXPECT_EQ(st->ColumnInt64(18), static_cast<int64_t>(w.bytes_in));
+    EXPECT_EQ(st->ColumnInt64(19), 20);
+  }
+  EXPECT_EQ(i, kRows);
+}
+
 TEST_F(LedgerTest, AMillionRowsUnderLoad) {
   constexpr uint32_t kProducers = 2;
   constexpr uint64_t kPerProducer = 500'000;

@@ -33,6 +33,11 @@ class SqliteStatement {
   void BindText(int index, std::string_view v) {
     sqlite3_bind_text(stmt_, index, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
   }
+  // Binds without a copy: `v` must stay valid and unchanged until the statement is reset or
+  // the parameter re-bound (the ledger writer binds from its batch, which outlives the step).
+  void BindStaticText(int index, std::string_view v) {
+    sqlite3_bind_text(stmt_, index, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
+  }
   void BindNull(int index) { sqlite3_bind_null(stmt_, index); }
 
   // Runs one step: true when a row is available, false when done. Errors: kIo with SQLite's
