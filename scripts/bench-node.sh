@@ -6,6 +6,8 @@
 #
 #   scripts/bench-node.sh                      # BUILD=build ROUNDS=3 DUR=10 CONNS=32
 #   SERVER_CPU=0 CLIENT_CPU=1 IDLE_SPIN_US=0 ENERGY=false scripts/bench-node.sh
+#   BUILD_B=/tmp/old-build scripts/bench-node.sh   # each round also runs BUILD_B's faasnode (A/B)
+#     (a build dir, or a copy holding bin/faasnode and functions/echo.so)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -17,10 +19,14 @@ CLIENT_CPU=${CLIENT_CPU:-1}
 IDLE_SPIN_US=${IDLE_SPIN_US:-50}   # the node's default; 0: block as soon as idle
 ENERGY=${ENERGY:-true}             # false: no billing sampler
 ENERGY_INTERVAL_MS=${ENERGY_INTERVAL_MS:-10}   # the sampler's interval (the default 10 ms)
+BUILD_B=${BUILD_B:-}               # optional second node build, measured in the same rounds
 command -v wrk >/dev/null || { echo "bench-node.sh: wrk is not installed (scripts/setup.sh installs it)" >&2; exit 2; }
 for b in faasnode http_baseline_server; do
   [[ -x $BUILD/bin/$b ]] || { echo "bench-node.sh: $BUILD/bin/$b is missing; build it with -DFAASNODE_BENCH=ON" >&2; exit 2; }
 done
+if [[ -n $BUILD_B && ! -x $BUILD_B/bin/faasnode ]]; then
+  echo "bench-node.sh: BUILD_B=$BUILD_B has no bin/faasnode; point it at a build dir or a copy of one" >&2; exit 2
+fi
 work=$(mktemp -d /tmp/bench-node.XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 cat >"$work/post.lua" <<'LUA'
@@ -73,10 +79,15 @@ for r in $(seq "$ROUNDS"); do
   wait_up "http://127.0.0.1:$port_base/"
   measure "baseline epoll (round $r)" "$base_pid" "http://127.0.0.1:$port_base/"
   kill "$base_pid"; wait "$base_pid" 2>/dev/null || true
-  "$BUILD/bin/faasnode" serve --config "$work/node.toml" >"$work/node.log" 2>&1 &
-  node_pid=$!
-  wait_up "http://127.0.0.1:$((port_base + 1))/healthz"
-  measure "faasnode echo (round $r)" "$node_pid" "http://127.0.0.1:$((port_base + 1))/function/echo"
-  kill "$node_pid"; wait "$node_pid" 2>/dev/null || true
+  for nb in "$BUILD" ${BUILD_B:+"$BUILD_B"}; do
+    rm -rf "$work/state"  # fresh each time (see [state] above)
+    "$nb/bin/faasnode" serve --config "$work/node.toml" >"$work/node.log" 2>&1 &
+    node_pid=$!
+    wait_up "http://127.0.0.1:$((port_base + 1))/healthz"
+    label="faasnode echo (round $r)"
+    [[ -n $BUILD_B ]] && label="faasnode echo, $nb (round $r)"
+    measure "$label" "$node_pid" "http://127.0.0.1:$((port_base + 1))/function/echo"
+    kill "$node_pid"; wait "$node_pid" 2>/dev/null || true
+  done
 done
 echo "# after: $(uptime | sed 's/.*load average/load average/')"
