@@ -254,11 +254,15 @@ void EnergyBiller::SamplerLoop() {
 
 Status<void> EnergyBiller::Step(bool final_step) {
   // Calls completed before this close end inside the interval it closes (or earlier ones).
-  std::vector<CompletedCall> fresh;
+  std::vector<CompletedCall>& fresh = fresh_;
+  fresh.clear();
   for (CoreQueue& q : queues_) {
-    std::lock_guard<junction::sched::Spinlock> l(q.lock);
-    for (auto& c : q.calls) fresh.push_back(std::move(c));
-    q.calls.clear();
+    q.drained.clear();
+    {
+      std::lock_guard<junction::sched::Spinlock> l(q.lock);
+      q.calls.swap(q.drained);
+    }
+    for (auto& c : q.drained) fresh.push_back(std::move(c));
   }
   auto snap = rt_->CloseInterval(std::chrono::milliseconds(final_step ? 2000 : 200));
   if (!snap) {

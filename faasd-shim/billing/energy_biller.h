@@ -176,10 +176,13 @@ class EnergyBiller {
 
   struct alignas(64) CoreQueue {
     junction::sched::Spinlock lock;
-    std::vector<CompletedCall> calls;
+    std::vector<CompletedCall> calls;    // under lock
+    std::vector<CompletedCall> drained;  // sampler only: swapped with calls under the lock, so
+                                         // the lock is held O(1) and both keep their capacity
   };
   std::vector<CoreQueue> queues_;        // one per core, plus one for callers off the runtime
   std::vector<CompletedCall> waiting_;   // sampler only: completed, interval not closed yet
+  std::vector<CompletedCall> fresh_;     // sampler only: Step's drain of the core queues
 
   std::uint64_t tsc0_ = 0;
   std::int64_t unix0_ns_ = 0;

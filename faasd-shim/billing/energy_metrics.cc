@@ -3,23 +3,32 @@
 
 namespace faasnode::billing {
 
-std::string EnergyTotals::ZoneSource(energy::Zone zone, energy::SourceSet sources) {
-  if (zone == energy::Zone::kGpu && sources.Has(energy::Source::kNvml)) return "nvml";
+energy::SourceSet EnergyTotals::ZoneSourceSet(energy::Zone zone, energy::SourceSet sources) {
+  if (zone == energy::Zone::kGpu && sources.Has(energy::Source::kNvml)) return energy::SourceSet(energy::Source::kNvml);
   energy::SourceSet cpu;
   for (energy::Source s : {energy::Source::kRapl, energy::Source::kModel, energy::Source::kReplay}) {
     if (sources.Has(s)) cpu.Add(s);
   }
-  return (cpu.empty() ? sources : cpu).ToString();
+  return cpu.empty() ? sources : cpu;
+}
+
+std::string EnergyTotals::ZoneSource(energy::Zone zone, energy::SourceSet sources) {
+  return ZoneSourceSet(zone, sources).ToString();
 }
 
 void EnergyTotals::Add(const energy::InvocationRecord& r) {
-  const std::string function(r.function.view());
+  const std::string_view function = r.function.view();
   std::lock_guard lock(mu_);
   for (energy::Zone z : energy::kAllZones) {
     if (!r.joules.Has(z)) continue;
-    joules_[{function, std::string(energy::ZoneName(z)), ZoneSource(z, r.joules.sources)}] += r.joules[z].value;
+    const KeyView key{function, z, ZoneSourceSet(z, r.joules.sources).bits()};
+    auto it = joules_.find(key);
+    if (it == joules_.end()) it = joules_.emplace(Key{std::string(function), z, key.sources}, 0.0).first;
+    it->second += r.joules[z].value;
   }
-  grams_[function] += r.grams;
+  auto g = grams_.find(function);
+  if (g == grams_.end()) g = grams_.emplace(std::string(function), 0.0).first;
+  g->second += r.grams;
 }
 
 void EnergyTotals::Collect(metrics::MetricWriter& w) const {
@@ -27,8 +36,9 @@ void EnergyTotals::Collect(metrics::MetricWriter& w) const {
   w.Family("faasnode_energy_joules_total", "counter",
            "Joules billed to each function's invocations, by zone and by the source of the figure.");
   for (const auto& [key, joules] : joules_) {
-    const auto& [function, zone, source] = key;
-    w.Sample({{"function", function}, {"zone", zone}, {"source", source}}, joules);
+    const std::string zone(energy::ZoneName(key.zone));
+    const std::string source = energy::SourceSet::FromBits(key.sources).ToString();
+    w.Sample({{"function", key.function}, {"zone", zone}, {"source", source}}, joules);
   }
   w.Family("faasnode_carbon_grams_total", "counter", "Operational gCO2e billed to each function's invocations.");
   for (const auto& [function, grams] : grams_) w.Sample({{"function", function}}, grams);

@@ -19,7 +19,9 @@
 
 #include <map>
 #include <mutex>
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <tuple>
 
 #include "energy/ledger/record.h"
@@ -37,9 +39,30 @@ class EnergyTotals {
   static std::string ZoneSource(energy::Zone zone, energy::SourceSet sources);
 
  private:
+  // The zone's source label as a set (ZoneSource's text is made only at Collect).
+  static energy::SourceSet ZoneSourceSet(energy::Zone zone, energy::SourceSet sources);
+  // Keyed by (function, zone, source set) and looked up by a view, so Add allocates nothing
+  // once a function's series exist (it runs once per invocation on the sampler).
+  struct Key {
+    std::string function;
+    energy::Zone zone;
+    std::uint8_t sources;
+  };
+  struct KeyView {
+    std::string_view function;
+    energy::Zone zone;
+    std::uint8_t sources;
+  };
+  struct KeyLess {
+    using is_transparent = void;
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const {
+      return std::tie(a.function, a.zone, a.sources) < std::tie(b.function, b.zone, b.sources);
+    }
+  };
   mutable std::mutex mu_;
-  std::map<std::tuple<std::string, std::string, std::string>, double> joules_;  // function, zone, source
-  std::map<std::string, double> grams_;
+  std::map<Key, double, KeyLess> joules_;
+  std::map<std::string, double, std::less<>> grams_;
 };
 
 }  // namespace faasnode::billing
