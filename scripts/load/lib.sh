@@ -67,7 +67,7 @@ start_node() {
   for _ in $(seq 150); do
     kill -0 "$NODE_PID" 2>/dev/null || { tail -5 "$NODE_DIR/node.log" >&2; die "the $backend node exited at start (log above)"; }
     if [[ $backend == kernel ]]; then curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$PORT/healthz" && return 0
-    elif grep -q "faasnode: serving" "$NODE_DIR/node.log"; then return 0; fi
+    elif grep -q "faasnode: serving" "$NODE_DIR/node.log" 2>/dev/null; then return 0; fi
     sleep 0.1
   done
   die "the $backend node did not come up in 15 s (log: $NODE_DIR/node.log)"

@@ -54,7 +54,7 @@ one() {
   local cpu jr=- g1m=-
   cpu=$(awk -v d=$((c1 - c0)) -v t="$TCK" 'BEGIN {printf "%.2f", d / t}')
   if [[ -n $efn ]]; then read -r jr g1m _ _ < <(energy $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%d %d", a + 0.5, b + 1}') "$efn"); fi
-  row "$f" "$backend" "$server" "$gen" "$conns" "$tput" "$cpu" "$(awk -v n="$n" -v c="$cpu" 'BEGIN {printf "%.0f", c > 0 ? n / c : 0}')" "$p50" "$p99" "$errs" "$jr" "$g1m"
+  row "$f" "$backend" "$server" "$gen" "$conns" "$tput" "$cpu" "$(awk -v n="$n" -v c="$cpu" 'BEGIN {printf "%.0f", (c > 0 ? n / c : 0)}')" "$p50" "$p99" "$errs" "$jr" "$g1m"
 }
 
 for backend in $BACKENDS; do
