@@ -116,6 +116,9 @@ Status<IntervalSnapshot> Runtime::CloseInterval(std::chrono::milliseconds timeou
   }
   const auto give_up = Clock::now() + timeout;
   const bool in_uthread = InRuntime();
+  // The wait backs off from 20 us to 1 ms (doubling): a core that is slow to reach a switch
+  // point (descheduled by the kernel, a long uthread) costs a few wake-ups, not one per 20 us.
+  long wait_us = 20;
   for (auto& core : cores_) {
     while (core->published_seq() != seq) {
       if (Clock::now() > give_up) {
@@ -126,11 +129,12 @@ Status<IntervalSnapshot> Runtime::CloseInterval(std::chrono::milliseconds timeou
                                      core->index(), core->cpu(), timeout.count()));
       }
       if (in_uthread) {
-        SleepFor(std::chrono::microseconds(20));
+        SleepFor(std::chrono::microseconds(wait_us));
       } else {
-        timespec ts{0, 20'000};
+        timespec ts{0, wait_us * 1000};
         nanosleep(&ts, nullptr);
       }
+      wait_us = std::min<long>(wait_us * 2, 1000);
     }
   }
   IntervalSnapshot snap;
