@@ -494,16 +494,13 @@ void CoreNet::Flush() {
   rte_mbuf* out[kTxBuf + FaultInjector::kMaxHeld];
   rte_mbuf** frames = tx_;
   int n = tx_count_;
-  std::uint64_t bytes = 0;
-  for (int i = 0; i < n; ++i) bytes += rte_pktmbuf_pkt_len(tx_[i]);
-  if (n > 0) {
-    Count(Counter::kTxPackets, n);
-    Count(Counter::kTxBytes, bytes);
-  }
   if (tx_faults_.enabled()) {
+    // tx_[0, tx_retry_) came back from a full ring and went through the injector already.
+    const int r = tx_retry_;
+    std::copy(tx_, tx_ + r, out);
     const std::uint64_t now = rte_rdtsc();
     const std::uint64_t dropped = tx_faults_.stats().dropped;
-    int k = tx_faults_.Apply(tx_, n, out, std::size(out), now, pool_);
+    int k = r + tx_faults_.Apply(tx_ + r, n - r, out + r, std::size(out) - r, now, pool_);
     k += tx_faults_.Release(now, out + k, std::size(out) - k);
     if (tx_faults_.stats().dropped != dropped) {
       Count(Counter::kDropFault, tx_faults_.stats().dropped - dropped);
@@ -512,14 +509,30 @@ void CoreNet::Flush() {
     n = k;
   }
   tx_count_ = 0;
+  tx_retry_ = 0;
+  if (n == 0) return;
   int sent = 0;
   for (int tries = 0; sent < n && tries < 4; ++tries) {
     sent += rte_eth_tx_burst(shared_->port->id(), queue_, frames + sent,
                              static_cast<std::uint16_t>(n - sent));
   }
+  if (sent > 0) {
+    std::uint64_t bytes = 0;
+    for (int i = 0; i < sent; ++i) bytes += rte_pktmbuf_pkt_len(frames[i]);
+    Count(Counter::kTxPackets, sent);
+    Count(Counter::kTxBytes, bytes);
+  }
   if (sent < n) {
-    for (int i = sent; i < n; ++i) rte_pktmbuf_free(frames[i]);
-    Count(Counter::kDropNoBuffer, n - sent);
+    // The ring is full (the peer has not drained it yet): keep what fits for the next flush
+    // instead of dropping it, so many flows bursting at once back up here rather than turn
+    // into TCP losses and retransmit timeouts. Moving down within tx_ is safe (i < sent + i).
+    const int keep = std::min(n - sent, kTxBuf);
+    for (int i = 0; i < keep; ++i) tx_[i] = frames[sent + i];
+    tx_count_ = tx_retry_ = keep;
+    if (sent + keep < n) {
+      for (int i = sent + keep; i < n; ++i) rte_pktmbuf_free(frames[i]);
+      Count(Counter::kDropNoBuffer, n - sent - keep);
+    }
   }
 }
 

@@ -158,6 +158,7 @@ class CoreNet final : public tcp::TcpTx {
   std::uint64_t housekeeping_cycles_ = 0;
   bool stopped_ = false;
   int tx_count_ = 0;
+  int tx_retry_ = 0;  // tx_[0, tx_retry_): frames a full ring refused, retried first by Flush
   static constexpr int kTxBuf = 128;
   rte_mbuf* tx_[kTxBuf];
 };
