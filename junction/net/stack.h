@@ -43,8 +43,12 @@ struct StackOptions {
 };
 
 struct ListenOptions {
-  // Connections the stack queues for Accept (per core on the kernel backend).
-  int backlog = 4096;
+  // Connections the stack queues for Accept (per core on the kernel and dpdk backends):
+  // handshaking plus established ones not yet accepted; SYNs beyond it are dropped and
+  // counted. 1024 (Linux's historical tcp_max_syn_backlog) bounds a SYN flood on the dpdk
+  // backend to about 1 MiB of connection state per core (no buffers before data, see
+  // tcp/engine.h) while a listener that accepts promptly never fills it.
+  int backlog = 1024;
 };
 
 class Stack {

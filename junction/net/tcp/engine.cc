@@ -61,7 +61,9 @@ Engine::Engine(const EngineOptions& options, TcpTx* tx)
       tx_(tx),
       mss_(static_cast<std::uint16_t>(tx->mtu() - 40)),
       now_(opt_.clock_ns != nullptr ? opt_.clock_ns() : sched::MonoNs()),
-      wheel_(now_) {
+      wheel_(now_),
+      snd_pool_(opt_.send_buffer_bytes, opt_.pooled_buffers),
+      rcv_pool_(opt_.recv_buffer_bytes + Conn::kRcvSlack, opt_.pooled_buffers) {
   if (opt_.iss_secret == 0) opt_.iss_secret = std::random_device{}() | (std::uint64_t{std::random_device{}()} << 32);
   next_port_ = static_cast<std::uint32_t>(Mix(opt_.iss_secret) % kEphemeralCount);
   flows_.reserve(1024);
@@ -72,8 +74,31 @@ Engine::~Engine() {
     Conn* c = all_;
     all_ = c->all_next;
     wheel_.Cancel(c);
-    delete c;
+    c->~Conn();  // its rings' storage goes with it
+    conn_mem_.deallocate(c, sizeof(Conn), alignof(Conn));
   }
+}
+
+std::size_t Engine::ConnStateBytes() { return sizeof(Conn); }
+
+EngineMemory Engine::memory() const {
+  return EngineMemory{.conns = live_conns_,
+                      .conn_state_bytes = live_conns_ * sizeof(Conn),
+                      .ring_bytes = snd_pool_.bytes_in_use() + rcv_pool_.bytes_in_use(),
+                      .ring_bytes_kept = snd_pool_.bytes_kept() + rcv_pool_.bytes_kept()};
+}
+
+void Engine::EnsureSndBuf(Conn* c) {
+  if (!c->sndbuf.has_storage()) c->sndbuf.Attach(snd_pool_.Take());
+}
+
+void Engine::EnsureRcvBuf(Conn* c) {
+  if (!c->rcvbuf.has_storage()) c->rcvbuf.Attach(rcv_pool_.Take());
+}
+
+void Engine::ReleaseBuffers(Conn* c) {
+  if (c->sndbuf.size() == 0) snd_pool_.Give(c->sndbuf.Detach());
+  if (c->rcvbuf.size() == 0) rcv_pool_.Give(c->rcvbuf.Detach());
 }
 
 std::int64_t Engine::Now() {
@@ -108,7 +133,10 @@ std::uint32_t Engine::NewIss(const FourTuple& t) {
 }
 
 Conn* Engine::NewConn(const FourTuple& t) {
-  Conn* c = new Conn(t, opt_.send_buffer_bytes, opt_.recv_buffer_bytes);
+  // No ring storage yet (EnsureSndBuf / EnsureRcvBuf): a half-open connection is this block.
+  Conn* c = new (conn_mem_.allocate(sizeof(Conn), alignof(Conn)))
+      Conn(t, opt_.send_buffer_bytes, opt_.recv_buffer_bytes);
+  ++live_conns_;
   c->rto = opt_.rto_initial_ns;
   while ((c->rcv_limit >> c->rcv_wscale) > 65535 && c->rcv_wscale < 14) ++c->rcv_wscale;
   c->all_next = all_;
@@ -124,7 +152,13 @@ void Engine::Free(Conn* c) {
   wheel_.Cancel(c);
   if (c->all_prev != nullptr) c->all_prev->all_next = c->all_next; else all_ = c->all_next;
   if (c->all_next != nullptr) c->all_next->all_prev = c->all_prev;
-  delete c;
+  // Unread or unacknowledged bytes die with the connection: empty the rings to pool them.
+  c->sndbuf.Consume(c->sndbuf.size());
+  c->rcvbuf.Consume(c->rcvbuf.size());
+  ReleaseBuffers(c);
+  c->~Conn();
+  conn_mem_.deallocate(c, sizeof(Conn), alignof(Conn));
+  --live_conns_;
 }
 
 void Engine::MaybeFree(Conn* c) {
@@ -287,6 +321,8 @@ Status<std::size_t> Engine::Recv(Conn* c, std::span<std::byte> buf) {
     Now();
     c->rcvbuf.ReadAt(0, buf.data(), n);
     c->rcvbuf.Consume(n);
+    // Drained after the peer's FIN with nothing more to come: the storage can go.
+    if (c->state == TcpState::kTimeWait && c->rcvbuf.size() == 0) ReleaseBuffers(c);
     // Window update when the right edge moved by enough (RFC 9293 3.8.6.2.2).
     const std::uint32_t right = c->rcv_nxt + c->rcv_space();
     const std::uint32_t step = std::min<std::uint32_t>(static_cast<std::uint32_t>(c->rcv_limit / 2), c->mss);
@@ -318,6 +354,7 @@ Status<std::size_t> Engine::Send(Conn* c, std::span<const std::byte> buf) {
   const std::size_t n = std::min(buf.size(), c->sndbuf.space());
   if (n == 0) return MakeError(ErrorCode::kWouldBlock, "buffer full");
   Now();
+  EnsureSndBuf(c);
   c->sndbuf.Append(buf.data(), n);
   Output(c);
   ArmTimer(c);

@@ -15,14 +15,21 @@
 // backlog per listener; out-of-window segments dropped and counted. Not implemented: SACK,
 // timestamps (RFC 7323 section 3), urgent data (URG is ignored), keep-alives, ECN.
 //
-// Memory: a connection's block and its send and receive rings are allocated once, when it is
-// created (SYN in, or Connect); the data path allocates nothing. A connection is freed by the
-// engine once it is closed by both the protocol and the application (Close).
+// Memory: a connection's block (ConnStateBytes(), a few hundred bytes) comes from the
+// engine's pool of freed blocks, made on the SYN (or Connect); its send and receive rings
+// (send/recv_buffer_bytes each) get storage only when the connection first carries data in
+// that direction, from a per-engine BufferPool (buffer_pool.h), and give it back when the
+// connection ends (TIME_WAIT keeps none). So a half-open connection of a SYN flood holds a
+// block and a flow-table entry, never a ring: a full default backlog costs about a MiB per
+// core. In the steady state (churn of connections no more than were alive before) the data
+// path allocates nothing. A connection is freed by the engine once it is closed by both the
+// protocol and the application (Close).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <memory_resource>
 #include <span>
 #include <unordered_map>
 
@@ -30,6 +37,7 @@
 #include "junction/net/counters.h"
 #include "junction/net/endpoint.h"
 #include "junction/net/io_waiter.h"
+#include "junction/net/tcp/buffer_pool.h"
 #include "junction/net/tcp/tcp_counters.h"
 #include "junction/net/tcp/tcp_io.h"
 #include "junction/net/tcp/timer_wheel.h"
@@ -43,6 +51,8 @@ struct EngineOptions {
   FlowSteer steer = &FlowCore;
   std::size_t send_buffer_bytes = 256 * 1024;
   std::size_t recv_buffer_bytes = 256 * 1024;
+  // Free send and receive ring buffers kept per engine for reuse (each kind); more are freed.
+  std::size_t pooled_buffers = 16;
   std::int64_t rto_initial_ns = 1'000'000'000;  // RFC 6298 2.1
   std::int64_t rto_min_ns = 200'000'000;        // as Linux (RFC 6298 2.4 allows a lower bound)
   std::int64_t rto_max_ns = 60'000'000'000;
@@ -76,6 +86,14 @@ struct ConnInfo {
   std::int64_t srtt_ns, rttvar_ns, rto_ns;  // srtt 0: no sample yet
   std::uint64_t rtt_samples, retransmits;
   std::size_t send_queued, recv_ready;
+};
+
+// What an engine's connections hold in memory now (memory()).
+struct EngineMemory {
+  std::size_t conns = 0;             // live connection blocks (incl. half-open and TIME_WAIT)
+  std::size_t conn_state_bytes = 0;  // conns * ConnStateBytes()
+  std::size_t ring_bytes = 0;        // send and receive ring storage held by connections
+  std::size_t ring_bytes_kept = 0;   // free ring storage the pools keep for reuse
 };
 
 struct Conn;     // engine.cc
@@ -144,6 +162,9 @@ class Engine final : public TcpRxSink {
 
   const TcpCounters& counters() const { return counters_; }
   std::size_t num_conns() const { return flows_.size(); }
+  EngineMemory memory() const;
+  // The bytes of one connection's block (its TCB, without ring storage).
+  static std::size_t ConnStateBytes();
   int core() const { return opt_.core; }
   std::uint16_t mss() const { return mss_; }
   std::int64_t now_ns() const { return now_; }
@@ -159,6 +180,9 @@ class Engine final : public TcpRxSink {
   std::uint32_t NewIss(const FourTuple& t);
   Conn* NewConn(const FourTuple& t);
   void Free(Conn* c);
+  void EnsureSndBuf(Conn* c);   // storage for the send ring, before bytes go in
+  void EnsureRcvBuf(Conn* c);   // storage for the receive ring, before bytes go in
+  void ReleaseBuffers(Conn* c);  // gives back the storage of rings that are empty
   void MaybeFree(Conn* c);
   void Abandon(Conn* c, int err);  // protocol over with an error: wake, maybe free
 
@@ -192,7 +216,13 @@ class Engine final : public TcpRxSink {
   std::int64_t now_ = 0;
   TimerWheel wheel_;
   TcpCounters counters_;
-  std::unordered_map<FourTuple, Conn*, TupleHash> flows_;
+  // Connection blocks and flow-table nodes come from here (freed ones are reused), so a SYN
+  // does not go to the allocator once a core has seen as many connections before.
+  std::pmr::unsynchronized_pool_resource conn_mem_;
+  std::pmr::unordered_map<FourTuple, Conn*, TupleHash> flows_{&conn_mem_};
+  BufferPool snd_pool_;
+  BufferPool rcv_pool_;
+  std::size_t live_conns_ = 0;
   std::unordered_map<std::uint16_t, std::unique_ptr<ListenState>> listens_;
   std::uint32_t next_port_;
   Conn* all_ = nullptr;  // intrusive list of every connection not yet freed

@@ -384,6 +384,7 @@ void Engine::ProcessData(Conn* c, const Segment& s) {
   }
   if (!data.empty()) {
     const std::uint32_t n = static_cast<std::uint32_t>(data.size());
+    EnsureRcvBuf(c);  // the first bytes in: the receive ring gets its storage now
     c->rcvbuf.WriteAt(c->rcvbuf.size() + (seq - c->rcv_nxt), data.data(), n);
     if (seq == c->rcv_nxt) {
       c->rcv_nxt += n;
@@ -461,6 +462,9 @@ void Engine::ProcessFin(Conn* c) {
 
 void Engine::EnterTimeWait(Conn* c) {
   c->state = TcpState::kTimeWait;
+  // Everything we sent is acknowledged and the peer sends nothing more: TIME_WAIT (2 MSL)
+  // keeps no ring storage, only the block (the receive ring's once the application drained it).
+  ReleaseBuffers(c);
   c->rto_at = c->persist_at = INT64_MAX;
   c->linger_at = now_ + opt_.time_wait_ns;
   c->rd.Notify();
