@@ -65,22 +65,36 @@ RouteHandler MakeSystemLogsHandler(const logs::LogStore* store, SystemLogsOption
     reply.status = 200;
     reply.headers.emplace_back("Content-Type", "application/x-ndjson");
     reply.stream = [store, options, q = std::move(q), follow](const std::function<bool(std::string_view)>& emit) {
-      std::uint64_t cursor = store->last_seq();
+      // `seen` is read before the first Read: a line that lands between the two is then newer
+      // than `seen` and is sent at the next poll (read after, it would wait for another line).
+      std::uint64_t seen = store->last_seq();
+      std::uint64_t cursor = seen;
       std::string line;
+      auto last_write = junction::sched::Clock::now();
       auto send = [&](const std::vector<logs::LogLine>& lines) {
         for (const auto& l : lines) {
           cursor = std::max(cursor, l.seq);
           line.clear();
           logs::AppendMessageJson(line, l);
           if (!emit(line)) return false;
+          last_write = junction::sched::Clock::now();
         }
         return true;
       };
       if (!send(store->Read(q)) || !follow) return;
-      std::uint64_t seen = store->last_seq();
       while (true) {
         junction::sched::SleepFor(options.poll);
-        if (!emit({})) return;  // the client left or the node drains
+        // A client that left is only noticed by writing to it: the first write after it closed
+        // is still accepted by the kernel (the peer answers it with a reset), the next one
+        // fails and ends the stream. So an idle follow writes a keep-alive newline every
+        // `keepalive`: json.Decoder (faas-cli logs) skips whitespace between values, and
+        // NDJSON readers may skip empty lines. An empty emit writes nothing and only notices
+        // a node that drains.
+        if (!emit({})) return;
+        if (junction::sched::Clock::now() - last_write >= options.keepalive) {
+          if (!emit("\n")) return;
+          last_write = junction::sched::Clock::now();
+        }
         const std::uint64_t now = store->last_seq();
         if (now == seen) continue;
         seen = now;

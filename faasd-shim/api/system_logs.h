@@ -8,7 +8,9 @@
 // openfaas-fn, `since` to five minutes ago; `tail` > 0 keeps the last N lines. 200 with
 // Content-Type application/x-ndjson, chunked. With follow=false the stream ends after the
 // lines kept now; with follow=true new lines follow (looked for every `poll`) until the client
-// goes away or the node drains. An unknown function gives an empty stream, as faasd's does.
+// goes away or the node drains. A follow with nothing to send writes a keep-alive "\n" every
+// `keepalive` (blank lines between Messages: json.Decoder skips them): that write is how a
+// client that left is noticed, within about two keep-alives. An unknown function gives an empty stream, as faasd's does.
 // Methods other than GET: 405. Basic auth is the router's wrapper (auth::RequireBasicAuth).
 #pragma once
 
@@ -21,6 +23,7 @@ namespace faasnode::api {
 
 struct SystemLogsOptions {
   std::chrono::milliseconds poll{100};
+  std::chrono::milliseconds keepalive{1000};
   std::chrono::seconds default_since{300};
 };
 

@@ -2,6 +2,7 @@
 // tail/since/instance/namespace, follow streaming, and every listed error.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <future>
 
 #include "faasd-shim/api/router.h"
@@ -29,7 +30,18 @@ class SystemLogs : public ::testing::Test {
     for (int i = 0; i < 4; ++i) store_.AppendAt(t - 1000 + i, "echo", "openfaas-fn", i % 2 ? "11" : "12", "line " + std::to_string(i));
     store_.AppendAt(t, "echo", "dev", "13", "in dev");
     served_ = std::make_unique<Served>([this](junction::net::Stack&) {
-      router_.Exact("/system/logs", MakeSystemLogsHandler(&store_, {.poll = std::chrono::milliseconds(20)}));
+      const SystemLogsOptions fast{.poll = std::chrono::milliseconds(20), .keepalive = std::chrono::milliseconds(50)};
+      router_.Exact("/system/logs", MakeSystemLogsHandler(&store_, fast));
+      // The same handler, with a flag set when its stream returns (the connection is let go).
+      router_.Exact("/watched-logs", [this, inner = MakeSystemLogsHandler(&store_, fast)](
+                                         const Request& req, std::string_view rest, Reply& reply) {
+        inner(req, rest, reply);
+        if (!reply.stream) return;
+        reply.stream = [this, s = std::move(reply.stream)](const std::function<bool(std::string_view)>& emit) {
+          s(emit);
+          stream_ended_ = true;
+        };
+      });
       return router_.Handler();
     });
     ASSERT_TRUE(served_->ok());
@@ -37,6 +49,7 @@ class SystemLogs : public ::testing::Test {
   std::string Get(const std::string& query) { return served_->Curl("'" + served_->Url("/system/logs?" + query) + "'").output; }
 
   logs::LogStore store_;
+  std::atomic<bool> stream_ended_{false};
   Router router_;
   std::unique_ptr<Served> served_;
 };
@@ -98,6 +111,27 @@ TEST_F(SystemLogs, FollowTrueStreamsNewLinesAsTheyCome) {
   EXPECT_EQ(r.output.find("line 2"), std::string::npos) << "tail=1" << r.output;
   EXPECT_NE(r.output.find("after the follow began"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("another function"), std::string::npos) << r.output;
+}
+
+// A follower that hangs up must not hold its connection (and a uthread) until the node stops:
+// the keep-alive write notices it and the stream ends.
+TEST_F(SystemLogs, FollowEndsSoonAfterTheClientLeaves) {
+  const auto r = testing::RunCommand("curl -sN --max-time 0.5 '" + served_->Url("/watched-logs?name=echo&follow=true") + "'");
+  EXPECT_EQ(r.exit_code, 28) << "curl left at its --max-time, the stream still open: " << r.output;
+  EXPECT_NE(r.output.find("line 3"), std::string::npos) << r.output;
+  const auto left = std::chrono::steady_clock::now();
+  while (!stream_ended_.load() && std::chrono::steady_clock::now() - left < std::chrono::seconds(3)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(stream_ended_.load()) << "the follow was still running 3 s after its client left";
+}
+
+// While a follow is idle it writes keep-alive newlines; the Messages around them stay one per line.
+TEST_F(SystemLogs, IdleFollowWritesKeepAliveNewlines) {
+  const auto r = testing::RunCommand("curl -sN --max-time 0.4 '" + served_->Url("/system/logs?name=echo&tail=1&follow=true") + "'");
+  EXPECT_EQ(r.output.rfind("{\"name\":\"echo\"", 0), 0u) << r.output;
+  EXPECT_NE(r.output.find("}\n\n"), std::string::npos) << "blank keep-alive lines after the Message: " << r.output;
+  for (char c : r.output.substr(r.output.find("}\n") + 2)) EXPECT_EQ(c, '\n') << r.output;
 }
 
 }  // namespace
