@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "faasd-shim/api/system_common.h"
 #include "junction/http/json_error.h"
 
 namespace faasnode::api {
@@ -38,7 +39,9 @@ void Router::Dispatch(const Request& req, Reply& reply) const {
       return;
     }
   }
-  ErrorReply(reply, 404, "no route for " + std::string(req.path) + "; try /healthz or /function/NAME");
+  // What the gateway's router (gorilla/mux, Go's http.NotFound) answers for a path it does not
+  // know: clients that check the body of a 404 see the text they know.
+  PlainError(reply, 404, "404 page not found");
 }
 
 junction::http::Handler Router::Handler() const {

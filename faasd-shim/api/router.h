@@ -1,7 +1,8 @@
 // router.h — maps request paths to endpoint handlers: exact paths and path prefixes.
 //
 // Routes are added before serving and read-only afterwards (Handler() may then be called
-// from any uthread). The longest matching prefix wins; an unknown path gets 404.
+// from any uthread). The longest matching prefix wins; an unknown path gets Go's 404:
+// text/plain "404 page not found\n", as the gateway's router answers it.
 #pragma once
 
 #include <string>

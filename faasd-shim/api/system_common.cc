@@ -110,7 +110,18 @@ std::string FunctionStatusJson(const DeployedSpec& f, bool with_available, bool 
   for (const auto& [k, v] : s.labels) labels[k] = v;
   j["labels"] = labels;
   OJson ann = OJson::object();
-  for (const auto& [k, v] : s.annotations) ann[k] = v;
+  for (const auto& [k, v] : s.annotations) {
+    if (k != kMemoryNotEnforcedAnnotation) ann[k] = v;  // the node's to say, not a client's
+  }
+  // A native function runs in the node's own address space, so limits.memory cannot be held
+  // to it. faas-cli describe prints a function's annotations (and list -v / the UI show them),
+  // so the user who set the limit sees that it is not enforced where they look, not only in
+  // the node's log. Exec functions get it as RLIMIT_AS: no annotation.
+  if (s.kind == "native" && s.limits && !s.limits->memory.empty()) {
+    ann[std::string(kMemoryNotEnforcedAnnotation)] =
+        "not enforced: a native function shares the node's address space (exec functions get limits.memory "
+        "as RLIMIT_AS)";
+  }
   j["annotations"] = ann;
   if (with_limits && s.limits && !s.limits->memory.empty()) j["limits"] = OJson{{"memory", s.limits->memory}};
   if (s.read_only_root_filesystem) j["readOnlyRootFilesystem"] = true;

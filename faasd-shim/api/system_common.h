@@ -37,6 +37,10 @@ bool CheckBodySize(const Request& req, Reply& reply);
 // The value of `key` in a raw query string, percent-decoded; nullopt when absent.
 std::optional<std::string> QueryParam(std::string_view query, std::string_view key);
 
+// The annotation FunctionStatus carries when a native function has a limits.memory the node
+// cannot enforce (value: why). Set only by the node; one a client sends is not shown.
+inline constexpr std::string_view kMemoryNotEnforcedAnnotation = "com.faasnode.limits.memory";
+
 // FunctionStatus as faasd's list and get handlers render it (Go omitempty), with
 // invocationCount from the node's own counter; availableReplicas only when `with_available`.
 std::string FunctionStatusJson(const DeployedSpec& f, bool with_available, bool with_limits);

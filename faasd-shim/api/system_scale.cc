@@ -20,7 +20,11 @@ RouteHandler MakeSystemScaleHandler(SystemDeployer* deployer) {
     std::string name = r->service_name.empty() ? std::string(rest) : r->service_name;
     std::string ns = r->ns;
     if (ns.empty()) ns = QueryParam(req.query, "namespace").value_or("");
-    if (auto s = deployer->Scale(ns, name, r->replicas); !s) {
+    // The gateway's scale handler (the surface faasd's clients see) clamps replicas to at least
+    // 1 before its provider sees them (faasd's provider would refuse 0 with 400): 0 keeps one
+    // instance. Scale to zero is the labels' (com.openfaas.scale.zero), as in OpenFaaS.
+    const std::uint64_t replicas = r->replicas < 1 ? 1 : r->replicas;
+    if (auto s = deployer->Scale(ns, name, replicas); !s) {
       ErrorFromStatus(reply, s.error());
       return;
     }

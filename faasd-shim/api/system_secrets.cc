@@ -1,11 +1,27 @@
 // system_secrets.cc — list, create or update, and remove secrets.
 #include "faasd-shim/api/system_secrets.h"
 
+#include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
 
 #include "faasd-shim/api/system_common.h"
 
 namespace faasnode::api {
+namespace {
+
+// The OpenFaaS name rule (NameExpression "-a-zA-Z_0-9." of the gateway's routes): a secret
+// name becomes a file name and a function reads it by that name, so nothing else gets in.
+bool OpenFaasName(std::string_view name) {
+  for (const unsigned char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+                    c == '_' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+}  // namespace
 
 RouteHandler MakeSystemSecretsHandler(SystemDeployer* deployer) {
   return [deployer](const Request& req, std::string_view, Reply& reply) {
@@ -40,6 +56,13 @@ RouteHandler MakeSystemSecretsHandler(SystemDeployer* deployer) {
     }
     if (auto v = state::SecretStore::ValidateName(r->name); !v) {
       PlainError(reply, 400, v.error().message());
+      return;
+    }
+    if (!OpenFaasName(r->name)) {
+      PlainError(reply, 400,
+                 fmt::format("secret name {} is not valid: use only letters, digits, '-', '_' and '.' "
+                             "(the OpenFaaS name rule [-a-zA-Z_0-9.]+)",
+                             nlohmann::json(r->name).dump()));
       return;
     }
     std::string ns = r->ns;
