@@ -130,7 +130,9 @@ Status<instances::Deployment> SystemDeployer::Build(state::FunctionSpec& spec) {
     if (!dur) return std::unexpected(dur.error());
     zero_idle = *dur;
   }
-  const int floor = spec.scale ? *spec.scale : (*min >= 0 ? *min : (zero ? 0 : 1));
+  // The API's deployments keep one instance warm unless scale-to-zero is asked for; the
+  // config's functions (start_cold) only what com.openfaas.scale.min says.
+  const int floor = spec.scale ? *spec.scale : (*min >= 0 ? *min : (zero || spec.start_cold ? 0 : 1));
   d.pool.replicas = std::max({*max > 0 ? *max : options_.default_max_replicas, *min, 1});
   d.pool.min_instances = zero && !spec.scale ? std::max(0, *min) : std::max(floor, 0);
   d.pool.max_inflight = spec.max_inflight;
@@ -225,7 +227,9 @@ Status<instances::Deployment> SystemDeployer::Build(state::FunctionSpec& spec) {
 Status<void> SystemDeployer::Start(state::FunctionSpec& spec, bool replace) {
   auto d = Build(spec);
   if (!d) return std::unexpected(d.error());
-  const int warm = std::max(1, d->pool.min_instances);
+  // A deployment starts with one instance at least (as OpenFaaS's), except a start_cold one:
+  // its first call cold-starts it.
+  const int warm = spec.start_cold ? d->pool.min_instances : std::max(1, d->pool.min_instances);
   auto placed = replace ? manager_->Replace(std::move(*d)) : manager_->Deploy(std::move(*d));
   if (!placed) {
     if (placed.error().code() == ErrorCode::kNotFound || placed.error().code() == ErrorCode::kAlreadyExists) {
@@ -234,7 +238,9 @@ Status<void> SystemDeployer::Start(state::FunctionSpec& spec, bool replace) {
     return Bad(placed.error().message());
   }
   auto pool = manager_->Find(spec.service, spec.ns);
-  if (auto w = pool->Prewarm(warm); !w) return Bad(w.error().message());
+  if (warm > 0) {
+    if (auto w = pool->Prewarm(warm); !w) return Bad(w.error().message());
+  }
   return {};
 }
 
@@ -299,16 +305,23 @@ Status<void> SystemDeployer::Update(state::FunctionSpec spec) {
   auto old_pool = manager_->Find(spec.service, spec.ns);
   const std::uint64_t carried = old.invocation_base + (old_pool ? old_pool->invocations() : 0);
   if (auto s = Start(spec, true); !s) {
-    // Back to the old deployment (its secrets copies and its pool).
-    state::FunctionSpec back = old.spec;
-    if (auto r = Start(back, true); !r) spdlog::error("function {}.{}: restoring after a failed update: {}",
-                                                      spec.service, spec.ns, r.error().message());
+    // A spec that did not build (a bad image, say) never replaced the running pool: it keeps
+    // serving, warm and counted. Otherwise, or when the old spec has secret copies the failed
+    // build may have rewritten, back to the old deployment (its copies and a pool), its count
+    // carried on.
+    if (manager_->Find(spec.service, spec.ns) != old_pool || !old.spec.secrets.empty()) {
+      state::FunctionSpec back = old.spec;
+      if (auto r = Start(back, true); !r) spdlog::error("function {}.{}: restoring after a failed update: {}",
+                                                        spec.service, spec.ns, r.error().message());
+      it->second.invocation_base = carried;
+    }
     return s;
   }
   const std::int64_t created = UnixNs();
   if (auto p = db_->PutFunction({spec.ns, spec.service, state::ToStoredJson(spec), created}); !p) {
     state::FunctionSpec back = old.spec;
     (void)Start(back, true);
+    it->second.invocation_base = carried;
     return MakeError(ErrorCode::kIo, "storing the update failed, the old deployment stays: " + p.error().message());
   }
   it->second = {std::move(spec), created, carried};

@@ -33,6 +33,7 @@
 #include "faasd-shim/api/system_logs.h"
 #include "faasd-shim/async/async_queue.h"
 #include "faasd-shim/logs/log_store.h"
+#include "faasd-shim/metrics/cold_start_metrics.h"
 #include "faasd-shim/metrics/gateway_metrics.h"
 #include "faasd-shim/metrics/instrument.h"
 #include "faasd-shim/metrics/registry.h"
@@ -153,6 +154,10 @@ int Serve(const NodeConfig& config, junction::sched::Runtime& rt, SignalWaiter& 
       spec.image = fmt::format("faasnode/{}:latest", f.kind == "exec" ? f.name : f.artifact);
       for (const auto& [k, v] : f.env) spec.env_vars[k] = v;
       if (f.replicas > 1) spec.labels["com.openfaas.scale.max"] = std::to_string(f.replicas);
+      if (f.min_warm > 0) spec.labels["com.openfaas.scale.min"] = std::to_string(f.min_warm);
+      // Cold on first use and after each scale to zero (idle_timeout_ms), unless min_warm
+      // keeps some warm: the config's functions are not the API's (which start one warm).
+      spec.start_cold = true;
       spec.max_inflight = f.max_inflight;
       spec.idle_timeout_ms = f.idle_timeout.count();
       if (f.kind == "exec") {
@@ -254,6 +259,19 @@ int Serve(const NodeConfig& config, junction::sched::Runtime& rt, SignalWaiter& 
        .before_scrape = [&rt, &cycle_totals, billing = biller != nullptr] {
          if (!billing) (void)cycle_totals.CloseAndObserve(&rt);
        }}));
+  // Cold starts that calls waited for, per deployed function (the pools count them).
+  registry.Add(metrics::MakeColdStartCollector([&deployer] {
+    std::vector<metrics::ColdStartSeries> out;
+    for (const std::string& ns : deployer.Namespaces()) {
+      for (const api::DeployedSpec& f : deployer.List(ns)) {
+        if (!f.pool) continue;
+        const instances::ColdStartHistogram h = f.pool->stats().call_cold_starts;
+        out.push_back({f.spec.service + "." + f.spec.ns, instances::kColdStartBounds,
+                       {h.cumulative.begin(), h.cumulative.end()}, h.count, static_cast<double>(h.ns_total) * 1e-9});
+      }
+    }
+    return out;
+  }));
   if (biller) registry.Add([&energy_totals](metrics::MetricWriter& w) { energy_totals.Collect(w); });
   router.Exact("/metrics", api::MakeMetricsHandler(&registry));
   const metrics::InvokeRoute invoke = metrics::Instrument(

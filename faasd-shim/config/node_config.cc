@@ -407,6 +407,10 @@ Status<void> ParseFunction(const std::string& name, const toml::table& t, Functi
       auto v = Integer(node, key, 0, 86'400'000);
       if (!v) return std::unexpected(v.error());
       fc->idle_timeout = std::chrono::milliseconds(*v);
+    } else if (k == "min_warm") {
+      auto v = Integer(node, key, 0, 1024);
+      if (!v) return std::unexpected(v.error());
+      fc->min_warm = static_cast<int>(*v);
     } else if (k == "env") {
       const toml::table* env = node.as_table();
       if (env == nullptr) return Bad(fmt::format("{}: expected a table such as {{ KEY = \"value\" }}, got {}", key, TypeName(node)));
@@ -417,9 +421,13 @@ Status<void> ParseFunction(const std::string& name, const toml::table& t, Functi
       }
     } else {
       return Bad(fmt::format("{}: unknown key (known: kind, artifact, replicas, max_inflight, "
-                             "idle_timeout_ms, env, fprocess, combine_output, exec_timeout_ms, "
+                             "idle_timeout_ms, min_warm, env, fprocess, combine_output, exec_timeout_ms, "
                              "memory_limit_mib)", key));
     }
+  }
+  if (fc->min_warm > fc->replicas) {
+    return Bad(fmt::format("functions.{}.min_warm: {} instances kept warm is more than replicas = {} (the most "
+                           "it may have)", name, fc->min_warm, fc->replicas));
   }
   if (!fc->fprocess.empty() && !t.contains("kind")) fc->kind = "exec";
   if (fc->kind == "exec" && fc->fprocess.find_first_not_of(' ') == std::string::npos) {

@@ -21,7 +21,9 @@
 //   [functions.echo]            # a [functions.NAME] table replaces the default set
 //   replicas = 2
 //   max_inflight = 64
-//   idle_timeout_ms = 300000    # scale to zero
+//   idle_timeout_ms = 300000    # scale to zero after this idle (0: never)
+//   min_warm = 1                # started with the node and never reaped (default 0: the
+//                               # first call cold-starts the first instance)
 //   env = { GREETING = "hi" }
 //   [functions.wc]              # an exec function: one child process per request
 //   fprocess = "wc -l"          # split on spaces, no shell; body -> stdin, stdout -> body
@@ -67,6 +69,9 @@ struct FunctionConfig {
   int replicas = 1;      // instances at most
   int max_inflight = 0;  // requests per instance at once; 0: unlimited
   std::chrono::milliseconds idle_timeout{0};  // scale to zero after this idle; 0: never
+  // Instances started with the node and kept warm (never reaped below). 0: none is started
+  // until the first call, which cold-starts it (and every call after a scale to zero).
+  int min_warm = 0;
   std::vector<std::pair<std::string, std::string>> env;
   // Exec functions (kind "exec", given by `fprocess`); see faasd-shim/exec/exec_function.h.
   std::string kind = "native";  // "native" (NAME.so) or "exec"

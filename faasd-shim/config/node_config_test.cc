@@ -80,6 +80,37 @@ TEST(NodeConfig, FunctionsDefaultToTheSamplesAndADeclaredSetReplacesThem) {
   EXPECT_NE(ErrorOf("[functions.x]\nreplicas = 0\n").find("functions.x.replicas"), std::string::npos);
 }
 
+// min_warm: instances started with the node (default 0: the first call cold-starts one).
+TEST(NodeConfig, FunctionsMinWarm) {
+  auto c = ParseNodeConfig("[functions.a]\n[functions.b]\nreplicas = 3\nmin_warm = 2\n", "t");
+  ASSERT_TRUE(c.has_value()) << c.error().message();
+  ASSERT_EQ(c->functions.functions.size(), 2u);
+  EXPECT_EQ(c->functions.functions[0].min_warm, 0) << "cold on first use unless asked";
+  EXPECT_EQ(c->functions.functions[1].min_warm, 2);
+  const std::string over = ErrorOf("[functions.b]\nmin_warm = 2\n");
+  EXPECT_NE(over.find("functions.b.min_warm: 2 instances kept warm is more than replicas = 1"), std::string::npos)
+      << over;
+  EXPECT_NE(ErrorOf("[functions.b]\nmin_warm = -1\n").find("functions.b.min_warm"), std::string::npos);
+  EXPECT_NE(ErrorOf("[functions.b]\nwarm = 1\n").find("min_warm"), std::string::npos) << "listed among known keys";
+}
+
+// The configs the repository ships load as they are (README and scripts start the node with them).
+TEST(NodeConfig, ShippedConfigsLoad) {
+  auto dev = LoadNodeConfig(FAASNODE_SOURCE_DIR "/configs/dev.toml");
+  ASSERT_TRUE(dev.has_value()) << dev.error().message();
+  EXPECT_EQ(dev->net.backend, "kernel");
+  EXPECT_EQ(dev->net.listen, "127.0.0.1:8080");
+  std::vector<std::string> names;
+  for (const auto& f : dev->functions.functions) names.push_back(f.name);
+  for (const char* n : {"echo", "hello", "json-stats", "sha256", "sleep", "cpu-burn", "cat", "wc", "sha512sum"}) {
+    EXPECT_NE(std::ranges::find(names, n), names.end()) << n << " is not declared in configs/dev.toml";
+  }
+  auto tap = LoadNodeConfig(FAASNODE_SOURCE_DIR "/configs/dpdk-tap.toml");
+  ASSERT_TRUE(tap.has_value()) << tap.error().message();
+  EXPECT_EQ(tap->net.backend, "dpdk");
+  EXPECT_NE(std::ranges::find(tap->net.dpdk.eal_args, "--vdev=net_tap0,iface=fntap0"), tap->net.dpdk.eal_args.end());
+}
+
 TEST(NodeConfig, ExecFunctions) {
   auto d = ParseNodeConfig("", "t");
   ASSERT_TRUE(d.has_value());

@@ -109,6 +109,13 @@ InvokeOutcome FunctionPool::Invoke(const store::Request& request, store::Respons
     out.cold_start = true;
     cold_starts_.fetch_add(1, std::memory_order_relaxed);
     cold_ns_.fetch_add(static_cast<std::uint64_t>(out.cold_start_time.count()), std::memory_order_relaxed);
+    const auto ns = static_cast<std::uint64_t>(out.cold_start_time.count());
+    call_cold_.fetch_add(1, std::memory_order_relaxed);
+    call_cold_ns_.fetch_add(ns, std::memory_order_relaxed);
+    const double seconds = static_cast<double>(ns) * 1e-9;
+    std::size_t b = 0;
+    while (b < kColdStartBounds.size() && seconds > kColdStartBounds[b]) ++b;
+    call_cold_buckets_[b].fetch_add(1, std::memory_order_relaxed);
   }
   auto st = slot->instance->Invoke(request, response);
   slot->last_used_ns.store(NowNs(), std::memory_order_relaxed);
@@ -181,6 +188,13 @@ PoolStats FunctionPool::stats() {
   }
   p.cold_starts = cold_starts_.load(std::memory_order_relaxed);
   p.cold_start_ns_total = cold_ns_.load(std::memory_order_relaxed);
+  p.call_cold_starts.count = call_cold_.load(std::memory_order_relaxed);
+  p.call_cold_starts.ns_total = call_cold_ns_.load(std::memory_order_relaxed);
+  std::uint64_t below = 0;
+  for (std::size_t i = 0; i < kColdStartBounds.size(); ++i) {
+    below += call_cold_buckets_[i].load(std::memory_order_relaxed);
+    p.call_cold_starts.cumulative[i] = below;
+  }
   p.rejected_429 = rejected_.load(std::memory_order_relaxed);
   p.scaled_down = reaped_.load(std::memory_order_relaxed);
   return p;

@@ -13,6 +13,7 @@
 // is guarded by a uthread Mutex held only to pick or add an instance, never across Invoke.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -56,10 +57,24 @@ struct InvokeOutcome {
   std::string error;  // for every kind but kServed: what went wrong, for the 4xx/5xx body
 };
 
+// The upper bounds (seconds) of the cold-start histogram: a native init takes about a
+// millisecond, a function that loads weights seconds.
+inline constexpr std::array<double, 12> kColdStartBounds = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                                            0.1,   0.25,   0.5,   1,    2.5,   10};
+
+// Cold starts that a call waited for (the ones X-Cold-Start-Seconds reports), not instances
+// started ahead of calls (Prewarm).
+struct ColdStartHistogram {
+  std::uint64_t count = 0;
+  std::uint64_t ns_total = 0;
+  std::array<std::uint64_t, kColdStartBounds.size()> cumulative{};  // [i]: those <= bounds[i]
+};
+
 struct PoolStats {
   int instances = 0;
-  std::uint64_t cold_starts = 0;
+  std::uint64_t cold_starts = 0;          // every instance started: on a call's path or Prewarm
   std::uint64_t cold_start_ns_total = 0;
+  ColdStartHistogram call_cold_starts;    // only those on a call's path
   std::uint64_t rejected_429 = 0;
   std::uint64_t scaled_down = 0;
 };
@@ -123,6 +138,10 @@ class FunctionPool {
   std::atomic<int> floor_{0};
   std::atomic<std::uint64_t> invocations_{0};
   std::atomic<std::uint64_t> cold_starts_{0}, cold_ns_{0}, rejected_{0}, reaped_{0};
+  // Cold starts on a call's path: their count, total ns, and per bucket (not cumulative; the
+  // last slot is past the last bound).
+  std::atomic<std::uint64_t> call_cold_{0}, call_cold_ns_{0};
+  std::array<std::atomic<std::uint64_t>, kColdStartBounds.size() + 1> call_cold_buckets_{};
 };
 
 }  // namespace faasnode::instances

@@ -171,5 +171,36 @@ TEST(FunctionPool, PrewarmStartsInstancesAndTheReaperKeepsTheFloor) {
   });
 }
 
+// The cold-start series of /metrics: only the starts a call waited for, with their durations
+// in the histogram (cumulative buckets, the last one holding every start).
+TEST(FunctionPool, CallColdStartsAreCountedApartFromPrewarmWithTheirDurations) {
+  junction::sched::testing::RunOnCores(1, [] {
+    auto st = Store();
+    InstanceManager m(st.get());
+    ASSERT_TRUE(m.Deploy({.name = "echo", .pool = {.replicas = 2, .idle_timeout = 10ms}}).has_value());
+    auto p = m.Find("echo");
+    ASSERT_TRUE(p->Prewarm(1).has_value());
+    store::Response resp;
+    EXPECT_FALSE(p->Invoke({.body = "warm"}, resp).cold_start);
+    EXPECT_EQ(p->stats().call_cold_starts.count, 0u) << "a prewarmed instance is no call's cold start";
+    EXPECT_EQ(p->ReapIdle(Clock::now() + 1s), 1);
+    std::chrono::nanoseconds waited{0};
+    for (int i = 0; i < 2; ++i) {
+      auto o = p->Invoke({.body = "cold"}, resp);
+      ASSERT_TRUE(o.cold_start);
+      waited += o.cold_start_time;
+      EXPECT_EQ(p->ReapIdle(Clock::now() + 1s), 1);
+    }
+    const PoolStats s = p->stats();
+    EXPECT_EQ(s.cold_starts, 3u) << "every instance started";
+    EXPECT_EQ(s.call_cold_starts.count, 2u);
+    EXPECT_EQ(s.call_cold_starts.ns_total, static_cast<std::uint64_t>(waited.count()));
+    EXPECT_EQ(s.call_cold_starts.cumulative.back(), 2u) << "echo starts in well under 10 s";
+    for (std::size_t i = 1; i < kColdStartBounds.size(); ++i) {
+      EXPECT_LE(s.call_cold_starts.cumulative[i - 1], s.call_cold_starts.cumulative[i]);
+    }
+  });
+}
+
 }  // namespace
 }  // namespace faasnode::instances

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "faasd-shim/metrics/cold_start_metrics.h"
 #include "faasd-shim/metrics/gateway_metrics.h"
 #include "faasd-shim/metrics/instrument.h"
 #include "faasd-shim/metrics/registry.h"
@@ -157,6 +158,23 @@ TEST(RuntimeCollector, CyclesSchedulerAndNet) {
   const double idle = std::stod(text.substr(text.find("} ", p) + 2));
   EXPECT_GT(idle, 0.0);
   EXPECT_LT(idle, 5.0);
+}
+
+TEST(ColdStartCollector, CountsAndHistogramPerFunction) {
+  static constexpr double kBounds[] = {0.001, 0.01};
+  Registry r;
+  r.Add(MakeColdStartCollector([] {
+    return std::vector<ColdStartSeries>{{"echo.openfaas-fn", kBounds, {1, 2}, 3, 0.5}};
+  }));
+  const std::string t = r.Render();
+  EXPECT_TRUE(Has(t, "# TYPE faasnode_cold_starts_total counter")) << t;
+  EXPECT_TRUE(Has(t, R"(faasnode_cold_starts_total{function_name="echo.openfaas-fn"} 3)")) << t;
+  EXPECT_TRUE(Has(t, "# TYPE faasnode_cold_start_seconds histogram")) << t;
+  EXPECT_TRUE(Has(t, R"(faasnode_cold_start_seconds_bucket{function_name="echo.openfaas-fn",le="0.001"} 1)")) << t;
+  EXPECT_TRUE(Has(t, R"(faasnode_cold_start_seconds_bucket{function_name="echo.openfaas-fn",le="0.01"} 2)")) << t;
+  EXPECT_TRUE(Has(t, R"(faasnode_cold_start_seconds_bucket{function_name="echo.openfaas-fn",le="+Inf"} 3)")) << t;
+  EXPECT_TRUE(Has(t, R"(faasnode_cold_start_seconds_sum{function_name="echo.openfaas-fn"} 0.5)")) << t;
+  EXPECT_TRUE(Has(t, R"(faasnode_cold_start_seconds_count{function_name="echo.openfaas-fn"} 3)")) << t;
 }
 
 }  // namespace

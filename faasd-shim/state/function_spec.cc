@@ -166,6 +166,7 @@ std::string ToStoredJson(const FunctionSpec& s) {
   node["max_inflight"] = s.max_inflight;
   node["idle_timeout_ms"] = s.idle_timeout_ms;
   if (s.scale) node["scale"] = *s.scale;
+  if (s.start_cold) node["start_cold"] = true;
   node["exec_timeout_ms"] = s.exec_timeout_ms;
   node["combine_output"] = s.combine_output;
   j["faasnode"] = node;
@@ -186,6 +187,7 @@ Status<FunctionSpec> FromStoredJson(std::string_view json) {
     s->idle_timeout_ms = it->get<std::int64_t>();
   }
   if (auto it = node->find("scale"); it != node->end() && it->is_number_integer()) s->scale = it->get<int>();
+  if (auto it = node->find("start_cold"); it != node->end() && it->is_boolean()) s->start_cold = it->get<bool>();
   if (auto it = node->find("exec_timeout_ms"); it != node->end() && it->is_number_integer()) {
     s->exec_timeout_ms = it->get<std::int64_t>();
   }

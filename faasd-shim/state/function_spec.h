@@ -51,6 +51,9 @@ struct FunctionSpec {
   int max_inflight = 0;         // per instance; 0: unlimited
   std::int64_t idle_timeout_ms = -1;  // -1: from the labels (com.openfaas.scale.zero)
   std::optional<int> scale;     // replicas asked for by /system/scale-function; none: from labels
+  // A function the node's config declared: no instance until its first call (a cold start),
+  // and a floor of com.openfaas.scale.min or 0 (not the API's 1). API deployments: false.
+  bool start_cold = false;
   std::int64_t exec_timeout_ms = -1;  // exec: -1 the node's default, 0 none
   bool combine_output = true;         // exec: stderr joins the response body
 };

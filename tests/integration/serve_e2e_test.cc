@@ -87,7 +87,10 @@ TEST(ServeEndToEnd, EverySampleFunctionAnswersCurl) {
   if (!HaveCurl()) GTEST_SKIP() << "curl is not installed (scripts/setup.sh installs it)";
   Node node("");
   EXPECT_EQ(node.Curl(node.Url("/healthz")).output, "OK");
-  EXPECT_EQ(node.Curl("-d hello " + node.Url("/function/echo")).output, "hello");
+  // The config's functions start cold: echo's first call starts its instance and says so.
+  auto first = node.Curl("-si -d hello " + node.Url("/function/echo")).output;
+  EXPECT_TRUE(first.ends_with("\r\n\r\nhello")) << first;
+  EXPECT_NE(first.find("X-Cold-Start-Seconds: "), std::string::npos) << "echo's first call" << first;
   EXPECT_EQ(node.Curl("'" + node.Url("/function/hello?name=ada") + "'").output.find("ada") != std::string::npos, true);
   EXPECT_EQ(node.Curl("-d '[1,2,3,4]' " + node.Url("/function/json-stats")).output,
             R"({"count":4,"max":4.0,"mean":2.5,"median":2.5,"min":1.0,"stddev":1.118033988749895})");
@@ -105,9 +108,9 @@ TEST(ServeEndToEnd, EverySampleFunctionAnswersCurl) {
   auto headers = node.Curl("-D - -o /dev/null -d x " + node.Url("/function/echo.openfaas-fn"));
   EXPECT_NE(headers.output.find("X-Call-Id:"), std::string::npos) << headers.output;
   EXPECT_NE(headers.output.find("X-Duration-Seconds:"), std::string::npos);
-  EXPECT_EQ(headers.output.find("X-Cold-Start-Seconds:"), std::string::npos) << "echo was warm already";
-  auto cold = node.Curl("-D - -o /dev/null " + node.Url("/function/hello"));
-  EXPECT_EQ(cold.output.find("X-Cold-Start-Seconds:"), std::string::npos) << "hello ran above";
+  EXPECT_EQ(headers.output.find("X-Cold-Start-Seconds:"), std::string::npos) << "echo is warm since its first call";
+  auto warm = node.Curl("-D - -o /dev/null " + node.Url("/function/hello"));
+  EXPECT_EQ(warm.output.find("X-Cold-Start-Seconds:"), std::string::npos) << "hello's first call was above";
   EXPECT_EQ(node.Stop(), 0) << node.Log();
   EXPECT_NE(node.Log().find("draining"), std::string::npos);
 }
@@ -232,6 +235,57 @@ std::string HeaderValue(const std::string& response, const std::string& name) {
   if (at == std::string::npos) return "";
   const std::size_t begin = at + name.size() + 3;
   return response.substr(begin, response.find('\r', begin) - begin);
+}
+
+// The value of the sample `series` (name and labels, as /metrics writes them), or -1.
+double MetricValue(const std::string& metrics, const std::string& series) {
+  const std::size_t at = metrics.find("\n" + series + " ");
+  if (at == std::string::npos) return -1;
+  return std::atof(metrics.c_str() + at + series.size() + 2);
+}
+
+// The config's functions: nothing runs until the first call, which cold-starts an instance
+// (X-Cold-Start-Seconds, and faasnode_cold_starts_total / faasnode_cold_start_seconds);
+// after idle_timeout_ms the reaper scales to zero and the next call is cold again; min_warm
+// keeps instances started with the node and never cold for a call.
+TEST(ServeEndToEnd, ConfigFunctionsStartColdScaleToZeroAndCountColdStarts) {
+  if (!HaveCurl()) GTEST_SKIP() << "curl is not installed (scripts/setup.sh installs it)";
+  Node node("[functions.echo]\nidle_timeout_ms = 200\n[functions.hello]\nmin_warm = 1\n");
+  const std::string echo = "{function_name=\"echo.openfaas-fn\"}";
+  const std::string hello = "{function_name=\"hello.openfaas-fn\"}";
+  std::string m = node.Curl(node.Url("/metrics")).output;
+  EXPECT_EQ(MetricValue(m, "gateway_service_count" + echo), 0) << "echo has no instance before its first call\n" << m;
+  EXPECT_EQ(MetricValue(m, "gateway_service_count" + hello), 1) << "min_warm = 1\n" << m;
+  EXPECT_EQ(MetricValue(m, "faasnode_cold_starts_total" + echo), 0) << m;
+
+  auto cold = node.Curl("-si -d a " + node.Url("/function/echo")).output;
+  EXPECT_GT(std::atof(HeaderValue(cold, "X-Cold-Start-Seconds").c_str()), 0.0) << cold;
+  auto warm = node.Curl("-si -d b " + node.Url("/function/echo")).output;
+  EXPECT_NE(warm.find("HTTP/1.1 200"), std::string::npos) << warm;
+  EXPECT_EQ(HeaderValue(warm, "X-Cold-Start-Seconds"), "") << warm;
+  auto kept = node.Curl("-si " + node.Url("/function/hello")).output;
+  EXPECT_NE(kept.find("HTTP/1.1 200"), std::string::npos) << kept;
+  EXPECT_EQ(HeaderValue(kept, "X-Cold-Start-Seconds"), "") << "hello was started with the node\n" << kept;
+
+  // The reaper runs every second: echo, idle for 200 ms, goes back to zero instances.
+  for (int i = 0; i < 60; ++i) {
+    m = node.Curl(node.Url("/metrics")).output;
+    if (MetricValue(m, "gateway_service_count" + echo) == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(MetricValue(m, "gateway_service_count" + echo), 0) << "echo did not scale to zero\n" << m;
+  EXPECT_EQ(MetricValue(m, "gateway_service_count" + hello), 1) << "min_warm stays warm\n" << m;
+  auto again = node.Curl("-si -d c " + node.Url("/function/echo")).output;
+  EXPECT_GT(std::atof(HeaderValue(again, "X-Cold-Start-Seconds").c_str()), 0.0) << "from zero\n" << again;
+
+  m = node.Curl(node.Url("/metrics")).output;
+  EXPECT_EQ(MetricValue(m, "faasnode_cold_starts_total" + echo), 2) << m;
+  EXPECT_EQ(MetricValue(m, "faasnode_cold_starts_total" + hello), 0) << m;
+  EXPECT_EQ(MetricValue(m, "faasnode_cold_start_seconds_count" + echo), 2) << m;
+  EXPECT_GT(MetricValue(m, "faasnode_cold_start_seconds_sum" + echo), 0) << m;
+  EXPECT_EQ(MetricValue(m, "faasnode_cold_start_seconds_bucket{function_name=\"echo.openfaas-fn\",le=\"+Inf\"}"), 2)
+      << m;
+  EXPECT_EQ(node.Stop(), 0) << node.Log();
 }
 
 // Every invocation is billed: the carbon report's functions, idle and overhead add up to the
