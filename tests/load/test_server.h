@@ -4,7 +4,9 @@
 // Every response is written `delay` after its request arrived (absolute-time sleep, timer
 // slack 1 ns). With stall_after > 0, the arrival of request number stall_after (1-based,
 // counted over all connections) starts a stall: every response due before stall_start +
-// stall is held until then. stall_start() says when it began.
+// stall is held until then. stall_start() says when it began. held_ns() is the truth the
+// generator is checked against: for every response, how long the server actually held it
+// (arrival to write), which includes the server's own lateness on a busy machine.
 #pragma once
 
 #include <arpa/inet.h>
@@ -63,6 +65,10 @@ class TestServer {
   int port() const { return port_; }
   std::uint64_t requests() const { return requests_.load(); }
   std::int64_t stall_start_ns() const { return stall_start_ns_.load(); }
+  std::vector<std::int64_t> held_ns() const {
+    std::lock_guard l(mu_);
+    return held_ns_;
+  }
 
  private:
   static std::int64_t NowNs() {
@@ -118,7 +124,10 @@ class TestServer {
       const std::int64_t s = stall_start_ns_.load();
       if (s != 0 && due >= s && due < s + o_.stall.count()) due = s + o_.stall.count();
       if (due > NowNs()) SleepUntilNs(due);
+      const std::int64_t written = NowNs();
       if (write(c, response.data(), response.size()) != static_cast<ssize_t>(response.size())) return;
+      std::lock_guard l(mu_);
+      held_ns_.push_back(written - arrived);
     }
   }
 
@@ -129,8 +138,9 @@ class TestServer {
   std::atomic<std::uint64_t> requests_{0};
   std::atomic<std::int64_t> stall_start_ns_{0};
   std::thread acceptor_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::vector<int> conns_;
+  std::vector<std::int64_t> held_ns_;
   std::vector<std::thread> threads_;
 };
 
