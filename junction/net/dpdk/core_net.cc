@@ -84,8 +84,14 @@ CoreNet::~CoreNet() {
 }
 
 void CoreNet::SetFaults(const DpdkFaultOptions& o) {
-  rx_faults_.FreeHeld();
-  tx_faults_.FreeHeld();
+  Flush();  // what is buffered leaves under the settings it was made under
+  // Frames the old injectors hold were already faulted (delayed, reordered): drop them rather
+  // than re-time them under new settings, and count them with the injected drops.
+  const int held = rx_faults_.FreeHeld() + tx_faults_.FreeHeld();
+  if (held > 0) Count(Counter::kDropFault, static_cast<std::uint64_t>(held));
+  // Whatever Flush could not send went through the old settings: the new injector must not
+  // see it again (Flush passes tx_[0, tx_retry_) straight on).
+  tx_retry_ = tx_count_;
   rx_faults_.~FaultInjector();
   new (&rx_faults_) FaultInjector(o.rx ? o : DpdkFaultOptions{}, core_ * 2, shared_->tsc_hz);
   tx_faults_.~FaultInjector();
@@ -175,6 +181,9 @@ int CoreNet::Poll() {
   if (tcp_ != nullptr) tcp_->Advance(sched::MonoNs());
   if (now >= next_housekeeping_) Housekeeping(now);
   Flush();
+  // Refused frames that got out (here or in a socket call's flush since the last pass) are
+  // progress: a poller backing off on idle keeps its pace while the peer drains the ring.
+  handled += std::exchange(tx_retried_, 0);
   return handled;
 }
 
@@ -286,7 +295,8 @@ void CoreNet::SendArpRequest(Ipv4Addr ip) {
 }
 
 // RFC 791 / RFC 1122 3.2.1: version, header length, total length, checksum; fragments are
-// dropped and counted (no reassembly); only our address (or broadcast) is accepted.
+// dropped and counted (no reassembly); only our address (or broadcast) is accepted; TTL is
+// not checked (see below).
 void CoreNet::InputIpv4(rte_mbuf* m, std::size_t len, bool steered) {
   if (len < kEthLen + sizeof(rte_ipv4_hdr)) return Drop(m, Counter::kDropMalformed);
   const auto* ip = rte_pktmbuf_mtod_offset(m, const rte_ipv4_hdr*, kEthLen);
@@ -304,7 +314,9 @@ void CoreNet::InputIpv4(rte_mbuf* m, std::size_t len, bool steered) {
   if (rte_be_to_cpu_16(ip->fragment_offset) & kFragMask) return Drop(m, Counter::kDropFragment);
   const Ipv4Addr dst = FromBe(ip->dst_addr);
   if (dst != shared_->ip && dst != Ipv4Addr(0xffffffffu)) return Drop(m, Counter::kDropNotForUs);
-  if (ip->time_to_live == 0) return Drop(m, Counter::kDropMalformed);
+  // No TTL check: a host does not decrement TTL and "MUST NOT discard a datagram just because
+  // it was received with TTL less than 2" (RFC 1122 3.2.1.7); TTL 0 is a router's matter
+  // (RFC 1812 5.3.1). Linux delivers such datagrams locally too.
   if (total < len - kEthLen) {  // Ethernet padding after the datagram
     rte_pktmbuf_trim(m, static_cast<std::uint16_t>(len - kEthLen - total));
   }
@@ -494,6 +506,7 @@ void CoreNet::Flush() {
   rte_mbuf* out[kTxBuf + FaultInjector::kMaxHeld];
   rte_mbuf** frames = tx_;
   int n = tx_count_;
+  const int retry = tx_retry_;  // frames[0, retry) are the refused ones, in both paths
   if (tx_faults_.enabled()) {
     // tx_[0, tx_retry_) came back from a full ring and went through the injector already.
     const int r = tx_retry_;
@@ -516,6 +529,7 @@ void CoreNet::Flush() {
     sent += rte_eth_tx_burst(shared_->port->id(), queue_, frames + sent,
                              static_cast<std::uint16_t>(n - sent));
   }
+  tx_retried_ += std::min(sent, retry);
   if (sent > 0) {
     std::uint64_t bytes = 0;
     for (int i = 0; i < sent; ++i) bytes += rte_pktmbuf_pkt_len(frames[i]);

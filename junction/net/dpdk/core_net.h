@@ -86,8 +86,13 @@ class CoreNet final : public tcp::TcpTx {
   rte_mempool* pool() const { return pool_; }
 
   // One poll pass: RX burst (through the fault injector), the steering and ARP rings,
-  // retired sockets, TCP timers, ARP retries, then the TX flush. Returns frames handled.
+  // retired sockets, TCP timers, ARP retries, then the TX flush. Returns the work done:
+  // frames handled, plus frames a full TX ring had refused that went out since the last pass
+  // (so a caller that backs off while idle keeps retrying while the ring drains).
   int Poll();
+  // Frames wait for a later pass: refused by a full TX ring, or held by a fault injector
+  // (delay, reorder). The caller should poll again soon rather than idle.
+  bool holding() const { return tx_retry_ > 0 || tx_faults_.holding() || rx_faults_.holding(); }
   // The receive path for one frame (takes ownership). `steered`: it was already handed here
   // by another core (do not steer again).
   void Input(rte_mbuf* m, bool steered);
@@ -118,7 +123,9 @@ class CoreNet final : public tcp::TcpTx {
   void PostArp(const ArpMessage& msg);
   void Retire(UdpSock* s);  // frees it at the start of the next pass on this core
 
-  // The fault injectors (test API: set from a uthread on this core).
+  // The fault injectors (test API: set from a uthread on this core). What is buffered is
+  // flushed under the old settings first; frames the old injectors still held are dropped
+  // and counted (kDropFault); frames a full ring still refuses are not faulted again.
   void SetFaults(const DpdkFaultOptions& o);
   FaultStats rx_fault_stats() const { return rx_faults_.stats(); }
   FaultStats tx_fault_stats() const { return tx_faults_.stats(); }
@@ -159,7 +166,8 @@ class CoreNet final : public tcp::TcpTx {
   bool stopped_ = false;
   int tx_count_ = 0;
   int tx_retry_ = 0;  // tx_[0, tx_retry_): frames a full ring refused, retried first by Flush
-  static constexpr int kTxBuf = 128;
+  int tx_retried_ = 0;  // of those, sent since the last Poll returned (work, see Poll)
+  static constexpr int kTxBuf = static_cast<int>(kTxBufFrames);  // port.cc sizes pools for it
   rte_mbuf* tx_[kTxBuf];
 };
 

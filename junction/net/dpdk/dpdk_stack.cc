@@ -41,6 +41,7 @@ Status<void> Validate(const DpdkOptions& o) {
 
 constexpr std::uint32_t kTickMinUs = 16;
 constexpr std::uint32_t kTickWithIntrUs = 10'000;
+constexpr std::uint32_t kTickHoldingMaxUs = 128;
 
 }  // namespace
 
@@ -165,7 +166,16 @@ Status<std::unique_ptr<DpdkStack>> DpdkStack::Create(const StackOptions& options
             }
             sched::SleepFor(std::chrono::microseconds(sleep_us));
             const int handled = c->Poll();
-            if (!intr) period = handled > 0 ? kTickMinUs : std::min(period * 2, max_us);
+            if (c->holding()) {
+              // Frames wait for a later pass (a full TX ring, the fault injector): retry at
+              // once while they move, and back off only to kTickHoldingMaxUs while they do
+              // not (a stuck peer costs a slow poll, not an idle back-off's latency).
+              period = handled > 0 ? kTickMinUs : std::min(period * 2, kTickHoldingMaxUs);
+            } else if (intr) {
+              period = kTickWithIntrUs;
+            } else {
+              period = handled > 0 ? kTickMinUs : std::min(period * 2, max_us);
+            }
           }
         },
         {.core = i, .account = sched::accounts::kNet, .stealable = false});

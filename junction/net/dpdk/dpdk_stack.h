@@ -12,7 +12,9 @@
 // the PMD has one (the core then sleeps in epoll until a frame comes). Every core also runs a
 // ticker uthread: every 10 ms with interrupts (ARP retries, held faults), and without them
 // (memif) a bounded back-off poll — 16 µs doubling to idle_poll_max_us while nothing arrives —
-// so an idle node sleeps instead of spinning.
+// so an idle node sleeps instead of spinning. While a core holds frames for a later pass
+// (refused by a full TX ring, or held by the fault injector) its ticker polls every 16 µs as
+// long as they move, backing off to at most 128 µs while they do not, on either kind of port.
 //
 // Shutdown (destructor, from a uthread, after every socket is closed): tickers stopped, each
 // core's CoreNet stopped on its core (the hooks stay registered as no-ops; the runtime cannot
@@ -56,7 +58,9 @@ class DpdkStack final : public Stack {
   CoreNet& core(int i) { return *cores_[i]; }
   tcp::TcpService& tcp() { return *tcp_; }
   int num_cores() const { return shared_.num_cores; }
-  // Replaces the fault injectors of every core (from a uthread; runs on each core).
+  // Replaces the fault injectors of every core (from a uthread; runs on each core); frames the
+  // old ones held are dropped and counted (kDropFault), and fault_stats() start again from 0.
+  // Errors: invalid rates (kInvalidArgument), nothing changed.
   Status<void> SetFaults(const DpdkFaultOptions& faults);
   // Fault statistics summed over cores (rx and tx). From a uthread.
   FaultStats fault_stats();

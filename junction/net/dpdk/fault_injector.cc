@@ -103,13 +103,19 @@ int FaultInjector::Release(std::uint64_t now, rte_mbuf** out, int cap) {
   return k;
 }
 
-void FaultInjector::FreeHeld() {
+int FaultInjector::FreeHeld() {
+  int n = 0;
   while (held_count_ > 0) {
     rte_pktmbuf_free(held_[held_head_].m);
     held_head_ = (held_head_ + 1) % kMaxHeld;
     held_count_--;
+    n++;
   }
-  if (reorder_held_ != nullptr) rte_pktmbuf_free(std::exchange(reorder_held_, nullptr));
+  if (reorder_held_ != nullptr) {
+    rte_pktmbuf_free(std::exchange(reorder_held_, nullptr));
+    n++;
+  }
+  return n;
 }
 
 }  // namespace junction::net::dpdk

@@ -53,8 +53,8 @@ class FaultInjector {
   // Writes held frames that are due at now_tsc (delayed ones past their time, a reordered
   // one waiting longer than delay_us) to out, at most cap. Returns how many.
   int Release(std::uint64_t now_tsc, rte_mbuf** out, int cap);
-  // Frees everything held (at shutdown).
-  void FreeHeld();
+  // Frees everything held (at shutdown, or when the faults are replaced). Returns how many.
+  int FreeHeld();
 
   const FaultStats& stats() const { return stats_; }
 

@@ -14,6 +14,9 @@
 #include <map>
 #include <memory>
 
+#include "junction/net/dpdk/arp.h"
+#include "junction/net/dpdk/fault_injector.h"
+
 namespace junction::net::dpdk {
 namespace {
 
@@ -32,8 +35,11 @@ int pool_generation = 0;
 }  // namespace
 
 std::uint32_t PoolSize(std::uint16_t rxd, std::uint16_t txd, std::uint16_t burst) {
+  // Held between passes: the TX buffer, an RX and a TX fault injector (each kMaxHeld delayed
+  // plus one reordered frame), frames queued for ARP.
+  const std::uint32_t held = kTxBufFrames + 2u * (FaultInjector::kMaxHeld + 1) + ArpTable::kQueued;
   const std::uint32_t need = std::uint32_t{rxd} + txd + 4u * burst + kSteerRingSize +
-                             kSocketQueueBudget + kPoolCache * 2;
+                             kSocketQueueBudget + kPoolCache * 2 + held;
   return std::bit_ceil(need + 1) - 1;
 }
 

@@ -71,11 +71,14 @@ class Port {
   bool started_ = false;
 };
 
-// Mbufs in one queue's pool: both rings, bursts in flight, the steering ring, socket queues
-// and the mempool cache, rounded up to 2^k - 1.
+// Mbufs in one queue's pool: both rings, bursts in flight, the steering ring, socket queues,
+// the mempool cache, and what a core holds between passes — its TX buffer (frames a full TX
+// ring refused wait there), both fault injectors' held frames and the ARP queue — rounded up
+// to 2^k - 1. A pool short of these runs dry exactly when the peer is slow or faults are on.
 std::uint32_t PoolSize(std::uint16_t rxd, std::uint16_t txd, std::uint16_t burst);
 
 // Sizes of the per-core rings the stack keeps (port.cc sizes pools for them).
+inline constexpr unsigned kTxBufFrames = 128;  // a core's TX buffer (core_net.h)
 inline constexpr unsigned kSteerRingSize = 1024;
 inline constexpr unsigned kSocketRingSize = 256;
 inline constexpr unsigned kSocketQueueBudget = 2048;  // mbufs all sockets of a core may hold
