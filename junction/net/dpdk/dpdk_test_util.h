@@ -1,6 +1,6 @@
 // dpdk_test_util.h — helpers for the dpdk backend's tests: the EAL once per test process, and
-// frames crafted byte by byte (Ethernet, ARP, IPv4, ICMP, UDP) with correct checksums that a
-// test may then break.
+// frames crafted byte by byte (Ethernet, ARP, IPv4, ICMP, UDP, TCP) with correct checksums
+// that a test may then break.
 #pragma once
 
 #include <rte_arp.h>
@@ -58,7 +58,7 @@ inline Bytes ArpFrame(std::uint16_t op, const rte_ether_addr& sha, Ipv4Addr sip,
   return b;
 }
 
-// An IPv4 frame around `l4` (checksums right; UDP's too when proto is 17).
+// An IPv4 frame around `l4` (checksums right; UDP's and TCP's too when proto is 17 or 6).
 inline Bytes Ipv4Frame(const rte_ether_addr& dst_mac, const rte_ether_addr& src_mac, Ipv4Addr src,
                        Ipv4Addr dst, std::uint8_t proto, Bytes l4) {
   Bytes b = Eth(dst_mac, src_mac, RTE_ETHER_TYPE_IPV4);
@@ -74,6 +74,11 @@ inline Bytes Ipv4Frame(const rte_ether_addr& dst_mac, const rte_ether_addr& src_
     l4[6] = l4[7] = 0;
     const std::uint16_t ck = rte_ipv4_udptcp_cksum(&ip, l4.data());
     std::memcpy(&l4[6], &ck, 2);
+  }
+  if (proto == IPPROTO_TCP && l4.size() >= 20) {
+    l4[16] = l4[17] = 0;
+    const std::uint16_t ck = rte_ipv4_udptcp_cksum(&ip, l4.data());
+    std::memcpy(&l4[16], &ck, 2);
   }
   const auto* p = reinterpret_cast<const std::uint8_t*>(&ip);
   b.insert(b.end(), p, p + sizeof(ip));
@@ -92,6 +97,49 @@ inline Bytes Udp(std::uint16_t sport, std::uint16_t dport, const std::string& pa
   b[5] = len & 0xff;
   b.insert(b.end(), payload.begin(), payload.end());
   return b;
+}
+
+// A TCP segment with a 20-byte header (no options) and checksum 0 (Ipv4Frame fills it in).
+inline Bytes Tcp(std::uint16_t sport, std::uint16_t dport, std::uint32_t seq, std::uint32_t ack,
+                 std::uint8_t flags, std::uint16_t window, const std::string& payload = "") {
+  Bytes b(20);
+  auto put16 = [&](std::size_t at, std::uint16_t v) {
+    b[at] = v >> 8;
+    b[at + 1] = v & 0xff;
+  };
+  put16(0, sport);
+  put16(2, dport);
+  put16(4, static_cast<std::uint16_t>(seq >> 16));
+  put16(6, static_cast<std::uint16_t>(seq));
+  put16(8, static_cast<std::uint16_t>(ack >> 16));
+  put16(10, static_cast<std::uint16_t>(ack));
+  b[12] = 5 << 4;  // data offset: 5 words
+  b[13] = flags;
+  put16(14, window);
+  b.insert(b.end(), payload.begin(), payload.end());
+  return b;
+}
+
+// A TCP segment parsed back from a frame the stack sent (no IP options).
+struct TcpSeen {
+  std::uint16_t sport = 0, dport = 0;
+  std::uint32_t seq = 0, ack = 0;
+  std::uint8_t flags = 0;
+  bool checksum_ok = false;
+};
+inline bool ParseTcpFrame(const Bytes& f, TcpSeen* out) {
+  if (f.size() < 54 || f[12] != 0x08 || f[13] != 0x00 || f[23] != IPPROTO_TCP) return false;
+  auto get16 = [&](std::size_t at) { return static_cast<std::uint16_t>(f[at] << 8 | f[at + 1]); };
+  const std::size_t t = 34;
+  out->sport = get16(t);
+  out->dport = get16(t + 2);
+  out->seq = std::uint32_t{get16(t + 4)} << 16 | get16(t + 6);
+  out->ack = std::uint32_t{get16(t + 8)} << 16 | get16(t + 10);
+  out->flags = f[t + 13];
+  const auto* ip = reinterpret_cast<const rte_ipv4_hdr*>(&f[14]);
+  // Over a right TCP checksum the complemented sum is 0 (UDP's 0 -> 0xffff rule is not applied).
+  out->checksum_ok = rte_ipv4_udptcp_cksum(ip, &f[t]) == 0;
+  return true;
 }
 
 inline Bytes IcmpEcho(std::uint16_t id, std::uint16_t seq, const std::string& payload) {
