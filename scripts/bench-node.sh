@@ -36,23 +36,26 @@ wrk.headers["Content-Type"] = "text/plain"
 LUA
 tck=$(getconf CLK_TCK)
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+sys_ticks() { awk '{print $15}' "/proc/$1/stat"; }
 wait_up() { for _ in $(seq 100); do curl -s -o /dev/null "$1" && return 0; sleep 0.1; done; echo "server at $1 did not come up" >&2; exit 1; }
 
 # measure NAME PID URL: one wrk run; prints a table row.
 measure() {
   local name=$1 pid=$2 url=$3 out t0 t1
   taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNS" -d2s -s "$work/post.lua" "$url" >/dev/null  # warm-up
-  t0=$(cpu_ticks "$pid")
+  t0=$(cpu_ticks "$pid"); k0=$(sys_ticks "$pid")
   out=$(taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNS" -d"${DUR}s" --latency -s "$work/post.lua" "$url")
-  t1=$(cpu_ticks "$pid")
+  t1=$(cpu_ticks "$pid"); k1=$(sys_ticks "$pid")
   local n rps p50 p99 errs
   n=$(awk '/requests in/ {print $1}' <<<"$out")
   rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
   p50=$(awk '$1 == "50%" {print $2}' <<<"$out")
   p99=$(awk '$1 == "99%" {print $2}' <<<"$out")
   errs=$(awk '/Non-2xx|Socket errors/ {printf "%s ", $0}' <<<"$out")
-  awk -v name="$name" -v n="$n" -v rps="$rps" -v d=$((t1 - t0)) -v tck="$tck" -v p50="$p50" -v p99="$p99" -v errs="$errs" \
-    'BEGIN { cpu = d / tck; printf "| %s | %.0f | %.2f | %.0f | %s | %s | %s\n", name, rps, cpu, (cpu > 0 ? n / cpu : 0), p50, p99, errs }'
+  # user and kernel CPU per request apart: the kernel's share (recv, send, wake-ups on
+  # loopback) is the same work for both servers; the user share is what each adds.
+  awk -v name="$name" -v n="$n" -v rps="$rps" -v d=$((t1 - t0)) -v k=$((k1 - k0)) -v tck="$tck" -v p50="$p50" -v p99="$p99" -v errs="$errs" \
+    'BEGIN { cpu = d / tck; printf "| %s | %.0f | %.2f | %.0f | %.2f | %.2f | %s | %s | %s\n", name, rps, cpu, (cpu > 0 ? n / cpu : 0), (d - k) / tck * 1e6 / n, k / tck * 1e6 / n, p50, p99, errs }'
 }
 
 port_base=18091
@@ -71,8 +74,8 @@ dir = "$work/state"   # fresh: the config's functions deploy on a state dir's fi
 [functions.echo]
 EOF2
 echo "# $(date -u '+%F %T') UTC; uptime: $(uptime | sed 's/.*load average/load average/'); wrk -t1 -c$CONNS -d${DUR}s POST 5 bytes; server on CPU $SERVER_CPU, wrk on CPU $CLIENT_CPU; node idle_spin_us=$IDLE_SPIN_US energy=$ENERGY interval_ms=$ENERGY_INTERVAL_MS"
-echo "| server | requests/s | server CPU s | requests per CPU-second | p50 | p99 | errors"
-echo "|---|---|---|---|---|---|---"
+echo "| server | requests/s | server CPU s | requests per CPU-second | user µs/request | kernel µs/request | p50 | p99 | errors"
+echo "|---|---|---|---|---|---|---|---|---"
 for r in $(seq "$ROUNDS"); do
   taskset -c "$SERVER_CPU" "$BUILD/bin/http_baseline_server" --port "$port_base" 2>/dev/null &
   base_pid=$!
