@@ -42,6 +42,7 @@
 #include "faasd-shim/exec/exec_function.h"
 #include "faasd-shim/instances/instance_manager.h"
 #include "faasd-shim/store/function_store.h"
+#include "junction/http/client/client.h"
 #include "junction/http/server/server.h"
 #include "junction/net/stack.h"
 #ifdef FAASNODE_HAVE_DPDK
@@ -109,7 +110,11 @@ int Serve(const NodeConfig& config, junction::sched::Runtime& rt, SignalWaiter& 
   // Every deployment's log lines (/system/logs). Made before the pools that write into it, so
   // it outlives them (an instance's fini may still log).
   logs::LogStore log_store({.max_lines = config.logs.max_lines, .max_bytes = config.logs.max_bytes});
-  instances::InstanceManager manager(store->get());
+  // The client functions' outbound HTTP calls go through (SDK v3 http_request), over the
+  // node's own stack; made after the stack and before the pools, so it goes after them and
+  // before the stack.
+  junction::http::Client http_client(stack->get());
+  instances::InstanceManager manager(store->get(), &http_client);
   // The durable state: deployments, namespaces, secrets, and the basic-auth files.
   auto state_db = state::StateDb::Open(config.state.dir);
   if (!state_db) {

@@ -34,7 +34,8 @@ Status<void> ValidateNamespace(std::string_view ns) {
 
 }  // namespace
 
-InstanceManager::InstanceManager(store::FunctionStore* store) : store_(store) {
+InstanceManager::InstanceManager(store::FunctionStore* store, junction::http::Client* http)
+    : store_(store), http_(http) {
   snapshot_.store(std::make_shared<const Snapshot>());
   generation_.store(g_generation.fetch_add(1) + 1);
 }
@@ -100,6 +101,7 @@ Status<std::shared_ptr<FunctionPool>> InstanceManager::MakePoolOfKind(Deployment
     return std::make_shared<FunctionPool>(d.name, std::move(d.factory), std::move(d.pool));
   }
   if (d.artifact.empty()) d.artifact = d.name;
+  if (d.pool.instance.http == nullptr) d.pool.instance.http = http_;
   auto fn = store_->Load(d.artifact);
   if (!fn) {
     return MakeError(fn.error().code(), fmt::format("function {}: {}", d.name, fn.error().message()));

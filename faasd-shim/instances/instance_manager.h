@@ -55,7 +55,9 @@ struct DeployedFunction {
 
 class InstanceManager {
  public:
-  explicit InstanceManager(store::FunctionStore* store);
+  // `http` (may be null): the client native instances' outbound calls go through (ABI v3
+  // http_request), lent to every pool whose options name none; it must outlive the manager.
+  explicit InstanceManager(store::FunctionStore* store, junction::http::Client* http = nullptr);
   ~InstanceManager();
 
   // Adds a function with no instances yet (the first request, or Prewarm, starts one).
@@ -90,6 +92,7 @@ class InstanceManager {
   void DropCachedSnapshots();  // from a uthread (or outside any runtime)
 
   store::FunctionStore* store_;
+  junction::http::Client* http_;
   std::mutex change_mu_;  // serialises Deploy/Replace/Remove
   std::atomic<std::shared_ptr<const Snapshot>> snapshot_;
   std::atomic<std::uint64_t> generation_{0};

@@ -89,9 +89,8 @@ TEST_F(StoreOnTestdata, PassesLoaderErrorsThroughAndDoesNotCacheThem) {
 TEST_F(StoreOnTestdata, ListsTheObjectsByName) {
   auto names = store_->List();
   ASSERT_TRUE(names.has_value()) << names.error().message();
-  const std::vector<std::string> want = {"abi-v1",      "c-hello",  "misnamed", "no-descriptor",
-                                         "null-handle", "probe",    "symbol-is-code",
-                                         "wrong-abi"};
+  const std::vector<std::string> want = {"abi-v1",      "c-hello", "fetch",          "misnamed", "no-descriptor",
+                                         "null-handle", "probe",   "symbol-is-code", "wrong-abi"};
   EXPECT_EQ(*names, want);
 }
 

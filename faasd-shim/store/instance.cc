@@ -1,4 +1,5 @@
-// instance.cc — the host API table (response writer, log, sleep, yield, clock) and Instance.
+// instance.cc — the host API table (response writer, log, sleep, yield, clock; outbound HTTP
+// in host_http.cc) and Instance.
 #include "faasd-shim/store/instance.h"
 
 #include <algorithm>
@@ -10,22 +11,9 @@
 
 #include <fmt/format.h>
 
+#include "faasd-shim/store/host_call.h"
+#include "faasd-shim/store/host_http.h"
 #include "junction/sched/sched.h"
-
-// The opaque types of function_abi.h, defined by the host (global namespace, as declared).
-struct faasnode_logger {
-  const faasnode::store::LogSink* sink;
-  std::string_view function;
-  std::uint64_t call_id;
-};
-
-struct faasnode_response {
-  faasnode::store::Response* out;
-  std::size_t max_body;
-  // The first refused call: it fails the invocation.
-  junction::ErrorCode refusal_code;
-  std::string refusal;  // empty: none
-};
 
 namespace faasnode::store {
 
@@ -238,6 +226,7 @@ Status<Instance> Instance::Create(std::shared_ptr<const NativeFunction> fn, Func
   s->host.yield = &HostYield;
   s->host.now_ns = &HostNowNs;
   s->host.report_energy = &HostReportEnergy;
+  s->host.http_request = &HostHttpRequest;
 
   int rc = s->fn->descriptor().init(&s->host, &s->c_env, &s->fn_state);
   if (rc != FAASNODE_OK) {
@@ -305,7 +294,8 @@ Status<void> Instance::Invoke(const Request& request, Response& response) const 
   c.logger = &logger;
   c.call_id = request.call_id;
 
-  faasnode_response writer{&response, s.options.max_response_body_bytes, ErrorCode::kInternal, {}};
+  faasnode_response writer{&response, s.options.max_response_body_bytes, ErrorCode::kInternal, {},
+                           s.options.http, request.deadline, {}};
   int rc = s.fn->descriptor().handle(s.fn_state, &c, &writer);
   if (!writer.refusal.empty()) {
     response.Clear();

@@ -14,7 +14,8 @@
 // (function_abi.h, Threads); the instances layer decides how many requests an instance takes.
 // Invoke runs the handler on the calling uthread; it blocks exactly when the handler waits
 // through the host (sleep_ns, yield), which parks the uthread (SleepFor / Yield of
-// junction/sched) when called on one, and blocks the thread otherwise.
+// junction/sched) when called on one, and blocks the thread otherwise; an outbound HTTP call
+// (http_request, with InstanceOptions::http) parks the uthread and is refused on a plain thread.
 //
 // Lifetimes: a Request's views must stay valid for the Invoke call. The Instance keeps its
 // NativeFunction loaded (shared_ptr) and owns its environment, which the function may keep
@@ -34,6 +35,10 @@
 #include "faasd-shim/store/native_function.h"
 #include "junction/base/error.h"
 #include "junction/sched/tsc.h"
+
+namespace junction::http {
+class Client;
+}
 
 namespace faasnode::store {
 
@@ -66,6 +71,9 @@ struct InstanceOptions {
   LogSink log;
   // The most body bytes a response may carry; a function that writes more fails the call.
   std::size_t max_response_body_bytes = std::size_t{64} << 20;
+  // The client a function's outbound calls go through (ABI v3 http_request), shared by every
+  // instance; it must outlive them. Null: http_request answers FAASNODE_ERR_UNAVAILABLE.
+  junction::http::Client* http = nullptr;
 };
 
 // One invocation, as views that stay valid for the Invoke call.

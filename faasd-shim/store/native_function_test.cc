@@ -33,7 +33,7 @@ TEST(NativeFunctionTest, WrongAbiVersionIsRefusedWithTheRebuildHint) {
   EXPECT_EQ(
       fn.error().message(),
       Fixture("wrong-abi") +
-          ": built against SDK ABI v99; this node speaks v1 to v2: rebuild it against functions/sdk");
+          ": built against SDK ABI v99; this node speaks v1 to v3: rebuild it against functions/sdk");
 }
 
 TEST(NativeFunctionTest, LoadsAnObjectBuiltAgainstAbiV1) {

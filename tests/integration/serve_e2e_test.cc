@@ -178,6 +178,21 @@ TEST(ServeEndToEnd, EnergyAFunctionMeasuredReachesItsLedgerRow) {
   EXPECT_EQ(gpu_grams, 1) << "the GPU joules are priced: " << rows.output;
 }
 
+// SDK v3 http_request end to end: the store's fetch fixture calls the node's own /healthz
+// through the node's HTTP client. The node has one core, so the answer can only come while
+// the calling function's uthread is parked: the wait does not hold the core.
+TEST(ServeEndToEnd, AFunctionCallsOutThroughTheNodesHttpClient) {
+  if (!HaveCurl()) GTEST_SKIP() << "curl is not installed (scripts/setup.sh installs it)";
+  Node node(std::string("[functions]\nstore = \"") + FAASNODE_STORE_TESTDATA_DIR + "\"\n[functions.fetch]\n");
+  const std::string self = node.Url("/healthz");
+  auto ok = node.Curl("-w ' %{http_code}' '" + node.Url("/function/fetch?url=" + self) + "'");
+  EXPECT_EQ(ok.output, "200 - OK 200") << ok.output;
+  auto dns = node.Curl("-w ' %{http_code}' '" + node.Url("/function/fetch?url=http://example.com/") + "'");
+  EXPECT_NE(dns.output.find("no DNS resolver"), std::string::npos) << dns.output;
+  EXPECT_TRUE(dns.output.ends_with(" 502")) << dns.output;
+  EXPECT_EQ(node.Stop(), 0) << node.Log();
+}
+
 TEST(ServeEndToEnd, ExecSamplesAnswerCurl) {
   if (!HaveCurl()) GTEST_SKIP() << "curl is not installed (scripts/setup.sh installs it)";
   Node node("");  // the embedded defaults: cat, wc (wc -l) and sha512sum beside the native ones

@@ -23,8 +23,17 @@
 // returns; an Env and the views it returns stay valid for the object's whole life, so a
 // constructor may keep them. Nothing here allocates except Query() (it decodes).
 //
-// Blocking: SleepFor and Yield park the uthread and let the core serve others; never block the
-// kthread any other way (see function_abi.h). This header depends on the C++ standard library
+// Blocking: SleepFor, Yield and Fetch park the uthread and let the core serve others; never
+// block the kthread any other way (see function_abi.h).
+//
+// Outbound HTTP (ABI v3): Fetch sends a request through the node's own HTTP/1.1 client and
+// returns the whole response; URLs are http://IPV4[:PORT]/path or http://localhost[:PORT]/path
+// (no DNS, no TLS):
+//
+//   faasnode::sdk::HttpResult r = req.Fetch({.method = "POST", .url = "http://10.0.0.5:8080/x",
+//                                            .body = req.body()});
+//   if (!r.ok()) { resp.Status(502); resp.Write(r.error()); return; }
+//   resp.Write(r.body()); This header depends on the C++ standard library
 // and function_abi.h only.
 #pragma once
 
@@ -39,6 +48,7 @@
 #include <string_view>
 #include <system_error>
 #include <type_traits>
+#include <vector>
 
 #include "faasnode/function_abi.h"
 
@@ -172,10 +182,45 @@ class Env {
   const faasnode_env* env_;
 };
 
+// An outbound HTTP call (Request::Fetch). Views: valid for the Fetch call.
+struct HttpCall {
+  std::string_view method = "GET";
+  std::string_view url;             // http://IPV4[:PORT]/path or http://localhost[:PORT]/path
+  std::vector<Field> headers = {};  // Host comes from the URL; framing fields are refused
+  std::string_view body = {};
+  std::chrono::nanoseconds timeout{0};  // 0: until the invocation's deadline
+};
+
+// What Fetch got: views into host memory valid until Handle returns.
+class HttpResult {
+ public:
+  HttpResult(int code, const faasnode_http_result& r) : code_(code), r_(r) {}
+  // FAASNODE_OK when a response arrived (any status); else a faasnode_result and error().
+  int code() const { return code_; }
+  bool ok() const { return code_ == FAASNODE_OK; }
+  int status() const { return r_.status; }
+  std::string_view body() const { return detail::View(r_.body); }
+  std::string_view error() const { return detail::View(r_.error); }
+  // The first response header called `name` (any case), or nullopt.
+  std::optional<std::string_view> Header(std::string_view name) const {
+    return detail::Find(r_.headers, r_.num_headers, name, /*ignore_case=*/true);
+  }
+  std::size_t num_headers() const { return r_.num_headers; }
+  Field header(std::size_t i) const {
+    return {detail::View(r_.headers[i].name), detail::View(r_.headers[i].value)};
+  }
+
+ private:
+  int code_;
+  faasnode_http_result r_;
+};
+
 // One invocation, as views into host memory valid until Handle returns.
 class Request {
  public:
-  Request(const faasnode_request* r, const Env* env) : r_(r), env_(env) {}
+  // `out`: the invocation's response, which the host's per-call services (Fetch) are tied to.
+  Request(const faasnode_request* r, const Env* env, faasnode_response* out = nullptr)
+      : r_(r), env_(env), out_(out) {}
 
   std::string_view method() const { return detail::View(r_->method); }
   std::string_view path() const { return detail::View(r_->path); }    // after /function/NAME
@@ -218,6 +263,28 @@ class Request {
   // Lets other uthreads of this core run (call it now and then in long computations).
   void Yield() const { r_->host->yield(); }
 
+  // An outbound HTTP call through the node's client (ABI v3): parks this uthread until the
+  // whole response is there, the call's timeout or the invocation's deadline. A failure is a
+  // result (ok() false, error() says why), not a failed invocation. Allocates (the headers).
+  HttpResult Fetch(const HttpCall& call) const {
+    faasnode_http_result result{};
+    const faasnode_host* host = r_->host;
+    if (out_ == nullptr || host->abi_version < 3 || host->struct_size < sizeof(faasnode_host)) {
+      static constexpr std::string_view kOld = "this host has no http_request (ABI v3)";
+      result.error = detail::Str(kOld);
+      return HttpResult(FAASNODE_ERR_UNAVAILABLE, result);
+    }
+    std::vector<faasnode_kv> kv;
+    kv.reserve(call.headers.size());
+    for (const Field& f : call.headers) kv.push_back({detail::Str(f.name), detail::Str(f.value)});
+    faasnode_http_request rq{detail::Str(call.method), detail::Str(call.url), kv.data(),      kv.size(),
+                             detail::Str(call.body),   static_cast<std::uint64_t>(call.timeout.count() > 0
+                                                                                   ? call.timeout.count()
+                                                                                   : 0)};
+    const int code = host->http_request(out_, &rq, &result);
+    return HttpResult(code, result);
+  }
+
   // A line in this invocation's log stream.
   void Log(LogLevel level, std::string_view message) const {
     r_->host->log(r_->logger, static_cast<int>(level), detail::Str(message));
@@ -228,6 +295,7 @@ class Request {
  private:
   const faasnode_request* r_;
   const Env* env_;
+  faasnode_response* out_;
 };
 
 // Where Handle writes its answer. The host copies everything before a call returns. Each call
@@ -306,7 +374,7 @@ template <typename Fn>
 int Handle(void* state, const faasnode_request* request, faasnode_response* response) {
   auto* h = static_cast<Holder<Fn>*>(state);
   try {
-    Request req(request, &h->env);
+    Request req(request, &h->env, response);
     Response resp(request->host, response);
     h->fn.Handle(req, resp);
     return FAASNODE_OK;

@@ -23,8 +23,8 @@
  * Threads: every call runs on a uthread of the node's runtime (or, in tests and tools, on a
  * plain thread). A function must never block its kthread — no blocking system calls, no
  * sleep(3), no mutex held across a wait — because the core it runs on serves other
- * invocations meanwhile. It waits through the host: sleep_ns and yield park the uthread, not
- * the core. handle may run concurrently for one state on several uthreads (and cores) when the
+ * invocations meanwhile. It waits through the host: sleep_ns, yield and (v3) http_request park
+ * the uthread, not the core. handle may run concurrently for one state on several uthreads (and cores) when the
  * node lets an instance take more than one request in flight: keep the state read-only after
  * init, or guard it. Exceptions and longjmp must never cross this ABI.
  *
@@ -41,6 +41,9 @@
  * append to the host table, so an older object simply never calls what it does not know).
  *   v1: the first release.
  *   v2: faasnode_host.report_energy (energy a function measured itself, e.g. GPU joules).
+ *   v3: faasnode_host.http_request (an outbound HTTP/1.1 call through the node's client),
+ *       faasnode_http_request / faasnode_http_result, FAASNODE_ERR_TIMED_OUT and
+ *       FAASNODE_ERR_UNAVAILABLE.
  */
 #ifndef FAASNODE_FUNCTION_ABI_H_
 #define FAASNODE_FUNCTION_ABI_H_
@@ -53,8 +56,8 @@ extern "C" {
 #endif
 
 /* The ABI this header describes. */
-#define FAASNODE_ABI_VERSION 2u
-/* The oldest ABI this header's node still loads (v1 objects run unchanged on a v2 node). */
+#define FAASNODE_ABI_VERSION 3u
+/* The oldest ABI this header's node still loads (v1 and v2 objects run unchanged on a v3 node). */
 #define FAASNODE_ABI_MIN_VERSION 1u
 /* The one symbol a function object exports (a faasnode_function_descriptor). */
 #define FAASNODE_FUNCTION_SYMBOL "faasnode_function"
@@ -67,7 +70,9 @@ enum faasnode_result {
   FAASNODE_OK = 0,
   FAASNODE_ERR_INVALID = 1,   /* an argument was malformed (a status out of 200..599, ...) */
   FAASNODE_ERR_TOO_LARGE = 2, /* the response body would pass the node's limit */
-  FAASNODE_ERR_FAILED = 3     /* generic failure, for init and handle to return */
+  FAASNODE_ERR_FAILED = 3,    /* generic failure, for init and handle to return */
+  FAASNODE_ERR_TIMED_OUT = 4, /* (v3) http_request: no whole response before its deadline */
+  FAASNODE_ERR_UNAVAILABLE = 5 /* (v3) http_request: this host has no HTTP client to lend */
 };
 
 enum faasnode_log_level {
@@ -116,6 +121,29 @@ typedef struct faasnode_env {
   size_t num_secrets;
 } faasnode_env;
 
+/* http_request (v3): one outbound call. The URL is http://IPV4[:PORT][/path][?query] or
+ * http://localhost[:PORT]/...: the node has no DNS resolver and no TLS client. Host comes from
+ * the URL; Content-Length, Transfer-Encoding and Connection are the node's and are refused. */
+typedef struct faasnode_http_request {
+  faasnode_str method; /* "GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS" or "TRACE" */
+  faasnode_str url;
+  const faasnode_kv* headers;
+  size_t num_headers;
+  faasnode_str body;
+  /* The whole call (connect, send, answer) ends within this; 0: at the invocation's deadline
+   * (30 s when it has none). Never later than the invocation's deadline. */
+  uint64_t timeout_ns;
+} faasnode_http_request;
+
+/* What http_request got. Everything it points to is host memory valid until handle returns. */
+typedef struct faasnode_http_result {
+  int status;                 /* the response's status (100..599); 0 when the call failed */
+  const faasnode_kv* headers; /* the response's header fields, in arrival order */
+  size_t num_headers;
+  faasnode_str body;          /* decoded (chunked bodies joined) */
+  faasnode_str error;         /* why the call failed, for a person; empty on FAASNODE_OK */
+} faasnode_http_result;
+
 /* The host API. One table per instance, valid from init until fini has returned. */
 typedef struct faasnode_host {
   uint32_t abi_version; /* FAASNODE_ABI_VERSION of the node */
@@ -152,6 +180,19 @@ typedef struct faasnode_host {
    * unknown zone or source, or joules that are negative, NaN or infinite. Report only what was
    * measured: where there is no counter, report nothing (the zone then stays absent). */
   int (*report_energy)(faasnode_response* response, int zone, double joules, int source);
+
+  /* --- v3 (present when abi_version >= 3) --- */
+
+  /* Sends `request` and waits for the whole response, parking the calling uthread (its core
+   * serves others meanwhile; never the kthread). Handle only. Returns FAASNODE_OK when a
+   * response arrived, whatever its status; otherwise `result->error` says why:
+   * FAASNODE_ERR_INVALID (a malformed URL, method or header: nothing was sent),
+   * FAASNODE_ERR_TIMED_OUT, FAASNODE_ERR_TOO_LARGE (the response passed the node's limit),
+   * FAASNODE_ERR_UNAVAILABLE (no client here: a tool or test host, or a plain thread), or
+   * FAASNODE_ERR_FAILED (refused, reset, a malformed response). Unlike the response writer's
+   * calls, a failed http_request does not fail the invocation: the function decides. */
+  int (*http_request)(faasnode_response* response, const faasnode_http_request* request,
+                      faasnode_http_result* result);
 } faasnode_host;
 
 /* One invocation. Valid for the duration of the handle call that receives it. */

@@ -70,6 +70,12 @@ void Client::PutIdle(const net::Endpoint& ep, net::TcpConn conn) {
 
 namespace {
 
+// A parser's error: the server's fault, not the caller's (kIo), but a limit stays a limit.
+std::unexpected<Error> ResponseError(const Error& e) {
+  if (e.code() == ErrorCode::kInvalidArgument) return MakeError(ErrorCode::kIo, "malformed response: " + e.message());
+  return std::unexpected(e);
+}
+
 // Writes `bytes` and reads one final response on `conn`.
 void Exchange(net::TcpConn& conn, std::string_view bytes, Method method, sched::Deadline deadline,
               const ClientOptions& options, Status<ClientResponse>& result, bool& keep_alive, bool& got_bytes) {
@@ -96,7 +102,7 @@ void Exchange(net::TcpConn& conn, std::string_view bytes, Method method, sched::
   while (true) {
     auto r = parser.Next();
     if (!r) {
-      result = std::unexpected(r.error());
+      result = ResponseError(r.error());
       return;
     }
     if (*r != nullptr) {
@@ -115,7 +121,7 @@ void Exchange(net::TcpConn& conn, std::string_view bytes, Method method, sched::
       while (true) {
         auto last = parser.FinishAtEof();
         if (!last) {
-          result = std::unexpected(last.error());
+          result = ResponseError(last.error());
           return;
         }
         if (*last == nullptr) {

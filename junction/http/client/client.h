@@ -21,7 +21,7 @@
 //
 // Errors (Status, messages start "http client: METHOD URL: "): kInvalidArgument (bad URL,
 // method, or request header), kTimedOut, kIo/kClosed (connect refused, reset, cut short),
-// kResourceExhausted (a limit), kInvalidArgument for a malformed response as the parser says.
+// kResourceExhausted (a limit), kIo for a malformed response ("malformed response: ...").
 //
 // Threads: Do from uthreads only, on any core, several at once (each call has its own
 // connection; only the idle list is shared, behind a spinlock held for a push or a pop). It
