@@ -305,16 +305,23 @@ Status<void> SystemDeployer::Update(state::FunctionSpec spec) {
   auto old_pool = manager_->Find(spec.service, spec.ns);
   const std::uint64_t carried = old.invocation_base + (old_pool ? old_pool->invocations() : 0);
   if (auto s = Start(spec, true); !s) {
-    // Back to the old deployment (its secrets copies and its pool).
-    state::FunctionSpec back = old.spec;
-    if (auto r = Start(back, true); !r) spdlog::error("function {}.{}: restoring after a failed update: {}",
-                                                      spec.service, spec.ns, r.error().message());
+    // A spec that did not build (a bad image, say) never replaced the running pool: it keeps
+    // serving, warm and counted. Otherwise, or when the old spec has secret copies the failed
+    // build may have rewritten, back to the old deployment (its copies and a pool), its count
+    // carried on.
+    if (manager_->Find(spec.service, spec.ns) != old_pool || !old.spec.secrets.empty()) {
+      state::FunctionSpec back = old.spec;
+      if (auto r = Start(back, true); !r) spdlog::error("function {}.{}: restoring after a failed update: {}",
+                                                        spec.service, spec.ns, r.error().message());
+      it->second.invocation_base = carried;
+    }
     return s;
   }
   const std::int64_t created = UnixNs();
   if (auto p = db_->PutFunction({spec.ns, spec.service, state::ToStoredJson(spec), created}); !p) {
     state::FunctionSpec back = old.spec;
     (void)Start(back, true);
+    it->second.invocation_base = carried;
     return MakeError(ErrorCode::kIo, "storing the update failed, the old deployment stays: " + p.error().message());
   }
   it->second = {std::move(spec), created, carried};
