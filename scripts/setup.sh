@@ -28,6 +28,8 @@ PACKAGES=(
   iproute2 nftables curl util-linux procps iputils-ping
   # the /metrics test scrapes the node with a real Prometheus
   prometheus
+  # the faas-cli flow test reads configs/stack.yml as faas-cli would (python3 + PyYAML)
+  python3 python3-yaml
 )
 
 missing=()
