@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <string>
 
 #include "junction/http/response_parser.h"
@@ -18,9 +19,13 @@ using namespace std::chrono_literals;
 using net::Endpoint;
 using sched::Clock;
 
-// Echoes method, path, query and body; /sleep waits 50 ms first.
+// Echoes method, path, query and body; /sleep waits 50 ms first; /big answers 64 MiB.
 void EchoHandler(const Request& req, Reply& resp) {
   if (req.path == "/sleep") sched::SleepFor(50ms);
+  if (req.path == "/big") {
+    resp.body.assign(64 << 20, 'b');
+    return;
+  }
   resp.headers.emplace_back("Content-Type", "text/plain");
   resp.headers.emplace_back("X-Path", std::string(req.path));
   resp.body = std::string(req.method_name) + " " + std::string(req.path) + "?" + std::string(req.query) +
@@ -172,6 +177,107 @@ TEST_P(ServerTest, SlowClientGets408) {
     auto r = Exchange(st, ep, "GET / HTTP/1.1\r\nHost: h\r\n", 1);  // the head never ends
     ASSERT_EQ(r.size(), 1u);
     EXPECT_EQ(r[0].status, 408);
+    EXPECT_GE(srv.stats().timeouts, 1u);
+  });
+}
+
+// A malformed request's 400 ends the connection: what was pipelined after it is not served.
+TEST_P(ServerTest, MalformedRequestGets400AndTheConnectionCloses) {
+  WithServer({}, [](net::Stack& st, Endpoint ep, Server& srv) {
+    auto r = Exchange(st, ep, "GARBAGE\r\n\r\nGET /after HTTP/1.1\r\nHost: h\r\n\r\n", 2);
+    ASSERT_EQ(r.size(), 1u) << "only the 400, then end of stream";
+    EXPECT_EQ(r[0].status, 400);
+    EXPECT_FALSE(r[0].keep_alive) << "the 400 says Connection: close";
+    EXPECT_EQ(srv.stats().requests, 1u) << "the 400 only: /after was never answered";
+  });
+}
+
+// A body that trickles in (one byte per 40 ms) slower than read_timeout allows: 408, close.
+TEST_P(ServerTest, BodySlowerThanTheReadTimeoutGets408) {
+  ServerOptions o;
+  o.read_timeout = 150ms;
+  WithServer(o, [](net::Stack& st, Endpoint ep, Server& srv) {
+    auto conn = st.Connect(ep, Clock::now() + 2s);
+    ASSERT_TRUE(conn.has_value()) << conn.error().message();
+    const std::string head = "POST /slow HTTP/1.1\r\nHost: h\r\nContent-Length: 20\r\n\r\n";
+    ASSERT_TRUE(conn->Write(std::as_bytes(std::span(head.data(), head.size()))).has_value());
+    std::atomic<bool> stop{false};
+    auto trickle = *sched::Spawn([&] {
+      for (int i = 0; i < 20 && !stop.load(); ++i) {
+        if (!conn->Write(std::as_bytes(std::span("x", 1)), Clock::now() + 1s)) break;
+        sched::SleepFor(40ms);
+      }
+    });
+    const auto t0 = Clock::now();
+    ResponseParser parser;
+    parser.ExpectResponseTo(Method::kPost);
+    char buf[1024];
+    int status = 0;
+    bool keep_alive = true;
+    while (status == 0) {
+      auto r = parser.Next();
+      ASSERT_TRUE(r.has_value()) << r.error().message();
+      if (*r != nullptr) {
+        status = (*r)->status;
+        keep_alive = (*r)->keep_alive;
+        break;
+      }
+      auto n = conn->Read(std::as_writable_bytes(std::span(buf)), Clock::now() + 3s);
+      ASSERT_TRUE(n.has_value() && *n > 0) << "no 408 before the connection ended";
+      parser.Commit(0);
+      parser.Feed(std::string_view(buf, *n));
+    }
+    const auto took = Clock::now() - t0;
+    stop = true;
+    trickle.Join();
+    EXPECT_EQ(status, 408);
+    EXPECT_FALSE(keep_alive);
+    EXPECT_LT(took, 700ms) << "answered at the read timeout, not after the 800 ms body";
+    EXPECT_GE(srv.stats().timeouts, 1u);
+    EXPECT_EQ(srv.stats().responses_4xx, 1u);
+  });
+}
+
+// A keep-alive connection with no request for idle_timeout is closed by the server.
+TEST_P(ServerTest, IdleKeepAliveConnectionIsClosedAfterTheIdleTimeout) {
+  ServerOptions o;
+  o.idle_timeout = 150ms;
+  o.drain_check = 20ms;
+  WithServer(o, [](net::Stack& st, Endpoint ep, Server& srv) {
+    auto conn = st.Connect(ep, Clock::now() + 2s);
+    ASSERT_TRUE(conn.has_value()) << conn.error().message();
+    const std::string req = "GET /a HTTP/1.1\r\nHost: h\r\n\r\n";
+    ASSERT_TRUE(conn->Write(std::as_bytes(std::span(req.data(), req.size()))).has_value());
+    char buf[4096];
+    auto n = conn->Read(std::as_writable_bytes(std::span(buf)), Clock::now() + 2s);
+    ASSERT_TRUE(n.has_value() && *n > 0);
+    ASSERT_NE(std::string_view(buf, *n).find("GET /a? "), std::string_view::npos);
+    const auto t0 = Clock::now();
+    auto eof = conn->Read(std::as_writable_bytes(std::span(buf)), Clock::now() + 3s);
+    const auto waited = Clock::now() - t0;
+    ASSERT_TRUE(eof.has_value()) << eof.error().message();
+    EXPECT_EQ(*eof, 0u) << "end of stream, not more bytes";
+    EXPECT_GE(waited, 100ms) << "not before the idle timeout";
+    EXPECT_LT(waited, 1500ms);
+    for (int i = 0; i < 100 && srv.stats().connections_open > 0; ++i) sched::SleepFor(10ms);
+    EXPECT_EQ(srv.stats().connections_open, 0u);
+  });
+}
+
+// A client that stops reading: the response cannot be written within write_timeout and the
+// connection is dropped (counted as a timeout), not held forever.
+TEST_P(ServerTest, ClientThatDoesNotReadIsDroppedAfterTheWriteTimeout) {
+  ServerOptions o;
+  o.write_timeout = 200ms;
+  WithServer(o, [](net::Stack& st, Endpoint ep, Server& srv) {
+    auto conn = st.Connect(ep, Clock::now() + 2s);
+    ASSERT_TRUE(conn.has_value()) << conn.error().message();
+    const std::string req = "GET /big HTTP/1.1\r\nHost: h\r\n\r\n";  // 64 MiB we never read
+    ASSERT_TRUE(conn->Write(std::as_bytes(std::span(req.data(), req.size()))).has_value());
+    for (int i = 0; i < 100 && srv.stats().connections_accepted == 0; ++i) sched::SleepFor(10ms);
+    ASSERT_EQ(srv.stats().connections_accepted, 1u);
+    for (int i = 0; i < 300 && srv.stats().connections_open > 0; ++i) sched::SleepFor(10ms);
+    EXPECT_EQ(srv.stats().connections_open, 0u) << "still open 3 s after a 200 ms write timeout";
     EXPECT_GE(srv.stats().timeouts, 1u);
   });
 }
