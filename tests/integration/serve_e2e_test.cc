@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -396,6 +397,33 @@ TEST(ServeEndToEnd, SystemCarbonNeedsAuthAndAnswersTheReport) {
   EXPECT_EQ(node.Curl("-o /dev/null -w '%{http_code}' -u admin:" + password + " '" +
                       node.Url("/system/carbon?group_by=day") + "'").output,
             "400");
+}
+
+// The other commands: `version`, and --help on every command (exit 0, what it does and its
+// options); a command group without its subcommand is bad input (exit 2, one line).
+TEST(ServeEndToEnd, VersionAndHelpOnEveryCommand) {
+  const std::string bin = FAASNODE_BIN;
+  auto version = RunCommand(bin + " version");
+  EXPECT_EQ(version.exit_code, 0) << version.output;
+  EXPECT_TRUE(version.output.starts_with("faasnode ")) << version.output;
+  EXPECT_TRUE(version.output.ends_with("\n")) << version.output;
+  EXPECT_EQ(std::count(version.output.begin(), version.output.end(), '\n'), 1) << version.output;
+  struct Help {
+    const char* args;
+    const char* says;
+  };
+  for (const Help& h : {Help{"--help", "SUBCOMMAND"}, Help{"version --help", "print the version"},
+                        Help{"serve --help", "--config"}, Help{"carbon --help", "report"},
+                        Help{"carbon report --help", "--ledger"}}) {
+    auto r = RunCommand(bin + " " + h.args);
+    EXPECT_EQ(r.exit_code, 0) << h.args << ": " << r.output;
+    EXPECT_NE(r.output.find("Usage:"), std::string::npos) << h.args << ": " << r.output;
+    EXPECT_NE(r.output.find(h.says), std::string::npos) << h.args << ": " << r.output;
+  }
+  auto bare = RunCommand(bin + " carbon");
+  EXPECT_EQ(bare.exit_code, 2) << bare.output;
+  EXPECT_EQ(std::count(bare.output.begin(), bare.output.end(), '\n'), 1) << bare.output;
+  EXPECT_EQ(RunCommand(bin + " version --bogus").exit_code, 2);
 }
 
 TEST(ServeEndToEnd, BadConfigsExitWithCode2AndOneLine) {
