@@ -340,13 +340,25 @@ Status<void> ParseEnergy(const toml::table& t, EnergyConfig* ec) {
       auto v = Number(node, key, 0, 5000);
       if (!v) return std::unexpected(v.error());
       ec->carbon_g_per_kwh = *v;
+    } else if (k == "carbon_gaps") {
+      auto v = String(node, key);
+      if (!v) return std::unexpected(v.error());
+      if (*v != "hold" && *v != "interpolate") {
+        return Bad(fmt::format("{}: \"{}\" is not a gap policy; use \"hold\" or \"interpolate\"", key, *v));
+      }
+      ec->carbon_gaps = *v;
+    } else if (k == "embodied_g_per_core_second") {
+      // 1 g per core-second is ~30 t a core-year: far above any server's embodied carbon.
+      auto v = Number(node, key, 0, 1);
+      if (!v) return std::unexpected(v.error());
+      ec->embodied_g_per_core_second = *v;
     } else if (k == "idle_watts_per_core" || k == "max_watts_per_core") {
       auto v = Number(node, key, 0, 1000);
       if (!v) return std::unexpected(v.error());
       (k == "idle_watts_per_core" ? ec->idle_watts_per_core : ec->max_watts_per_core) = *v;
     } else {
       return Bad(fmt::format("{}: unknown key (known in [energy]: enabled, interval_ms, ledger, "
-                             "carbon_g_per_kwh, carbon_trace, idle_watts_per_core, max_watts_per_core, "
+                             "carbon_g_per_kwh, carbon_trace, carbon_gaps, embodied_g_per_core_second, idle_watts_per_core, max_watts_per_core, "
                              "response_headers, meter, gpu_meter, share_idle, share_overhead)", key));
     }
   }

@@ -97,6 +97,12 @@ struct EnergyConfig {
   std::string ledger = "faasnode-state/ledger.db";  // relative to the working directory
   double carbon_g_per_kwh = 400.0;  // a round placeholder: set your grid's, or a trace
   std::string carbon_trace;         // CSV (timestamp, gCO2e/kWh), e.g. configs/carbon/...
+  // A trace's gaps (empty values, missing rows): "hold" the last measured value or
+  // "interpolate" between the measured rows either side; each bill says which it got.
+  std::string carbon_gaps = "interpolate";
+  // Embodied (manufacturing) gCO2e per core-second of an invocation; 0: not reported. E.g. a
+  // 1,200 kgCO2e server with 64 cores over 4 years: 1.2e6 / (64 × 4 × 365 × 86400) ≈ 1.5e-4.
+  double embodied_g_per_core_second = 0.0;
   double idle_watts_per_core = 0.74;
   double max_watts_per_core = 3.5;
   bool response_headers = true;   // X-Energy-Joules / X-Carbon-Grams on every invocation

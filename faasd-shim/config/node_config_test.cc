@@ -163,6 +163,29 @@ TEST(NodeConfig, EnergySection) {
   EXPECT_NE(ErrorOf("[energy]\nmeter = \"nvml\"\n").find("use auto, rapl or model"), std::string::npos);
 }
 
+TEST(NodeConfig, EnergyCarbonKeys) {
+  const NodeConfig d = DefaultNodeConfig();
+  EXPECT_EQ(d.energy.carbon_gaps, "interpolate");
+  EXPECT_DOUBLE_EQ(d.energy.embodied_g_per_core_second, 0.0);
+  auto c = ParseNodeConfig("[energy]\ncarbon_gaps = \"hold\"\nembodied_g_per_core_second = 1.5e-4\n", "t");
+  ASSERT_TRUE(c.has_value()) << c.error().message();
+  EXPECT_EQ(c->energy.carbon_gaps, "hold");
+  EXPECT_DOUBLE_EQ(c->energy.embodied_g_per_core_second, 1.5e-4);
+  auto i = ParseNodeConfig("[energy]\ncarbon_gaps = \"interpolate\"\nembodied_g_per_core_second = 0\n", "t");
+  ASSERT_TRUE(i.has_value()) << i.error().message();
+  EXPECT_EQ(i->energy.carbon_gaps, "interpolate");
+  const std::string bad_gaps = ErrorOf("[energy]\ncarbon_gaps = \"nearest\"\n");
+  EXPECT_NE(bad_gaps.find("energy.carbon_gaps: \"nearest\" is not a gap policy; use \"hold\" or \"interpolate\""),
+            std::string::npos) << bad_gaps;
+  EXPECT_EQ(bad_gaps.find('\n'), std::string::npos);  // one line
+  EXPECT_NE(ErrorOf("[energy]\ncarbon_gaps = 1\n").find("energy.carbon_gaps: expected a string"), std::string::npos);
+  EXPECT_NE(ErrorOf("[energy]\nembodied_g_per_core_second = -1\n").find("energy.embodied_g_per_core_second: -1 is out of range"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("[energy]\nembodied_g_per_core_second = \"x\"\n").find("energy.embodied_g_per_core_second: expected a number"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("[energy]\nembodied_g_per_core_second = 2\n").find("out of range [0, 1]"), std::string::npos);
+}
+
 TEST(NodeConfig, MissingFileIsAClearError) {
   auto c = LoadNodeConfig("/nonexistent/dev.toml");
   ASSERT_FALSE(c.has_value());
