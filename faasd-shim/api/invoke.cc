@@ -172,7 +172,7 @@ RouteHandler MakeInvokeHandler(const instances::InstanceManager* manager, billin
                         .measured = MeasuredJoules(fn_resp.energy)});
     }
     // Room for the headers below at once, not a regrowth (moving every string) per few.
-    reply.headers.reserve(reply.headers.size() + 9);
+    reply.headers.reserve(reply.headers.size() + 10);
     reply.headers.emplace_back("X-Call-Id", std::move(call_id_text));
     reply.headers.emplace_back("X-Start-Time", std::move(start_text));  // the function is done with it
     reply.headers.emplace_back("X-Served-By", "faasnode/" FAASNODE_VERSION);
@@ -184,6 +184,10 @@ RouteHandler MakeInvokeHandler(const instances::InstanceManager* manager, billin
       reply.headers.emplace_back("X-Carbon-Grams", fmt::format("{:.6g}", e.grams));
       reply.headers.emplace_back("X-Energy-Source", e.sources.ToString());
       reply.headers.emplace_back("X-Energy-Estimate", ran.on_cpu ? "on-cpu" : "upper-bound");
+      // How the grams' carbon intensity was obtained, in the ledger's intensity_kind words:
+      // constant (configured g/kWh) | measured (a trace row) | interpolated | held (a trace gap,
+      // filled per [energy] carbon_gaps).
+      reply.headers.emplace_back("X-Carbon-Intensity-Kind", energy::carbon::IntensityKindName(e.intensity_kind));
     }
     if (outcome.cold_start) {
       reply.headers.emplace_back("X-Cold-Start-Seconds",

@@ -44,6 +44,25 @@ std::string_view KindName(CarbonRow::Kind k) {
   return "function";
 }
 
+// GROUP_CONCAT(DISTINCT intensity_kind) ("held,measured" in any order) in a fixed order,
+// best first, joined by '+': "measured+held".
+std::string KindSet(std::string_view concat) {
+  std::string out;
+  for (std::string_view kind : {"measured", "interpolated", "held", "constant"}) {
+    for (std::size_t pos = 0; pos <= concat.size();) {
+      std::size_t end = concat.find(',', pos);
+      if (end == std::string_view::npos) end = concat.size();
+      if (concat.substr(pos, end - pos) == kind) {
+        if (!out.empty()) out += '+';
+        out += kind;
+        break;
+      }
+      pos = end + 1;
+    }
+  }
+  return out;
+}
+
 // Steps `st` to the end, calling `row` for each result row.
 template <typename F>
 Status<void> ForEachRow(energy::SqliteStatement& st, F row) {
@@ -76,7 +95,8 @@ Status<CarbonReport> QueryCarbon(const std::string& ledger_path, const CarbonQue
   report.group_by = q.group_by;
   const bool by_hour = q.group_by == GroupBy::kHour;
   auto st = db->Prepare(fmt::format(
-      "SELECT {}, source, COUNT(*), SUM(total_j), SUM(grams), SUM(embodied_grams) FROM invocations "
+      "SELECT {}, source, COUNT(*), SUM(total_j), SUM(grams), SUM(embodied_grams), "
+      "GROUP_CONCAT(DISTINCT intensity_kind) FROM invocations "
       "WHERE end_ns >= ?1 AND end_ns < ?2 AND (?3 = '' OR function = ?3) GROUP BY 1, 2 ORDER BY 1, 2",
       by_hour ? kHourExpr : "function"));
   if (!st) return std::unexpected(st.error());
@@ -86,7 +106,7 @@ Status<CarbonReport> QueryCarbon(const std::string& ledger_path, const CarbonQue
   if (auto s = ForEachRow(*st, [&] {
         report.rows.push_back({by_hour ? CarbonRow::Kind::kHour : CarbonRow::Kind::kFunction, st->ColumnText(0),
                                st->ColumnText(1), st->ColumnInt64(2), st->ColumnDouble(3), st->ColumnDouble(4),
-                               st->ColumnDouble(5)});
+                               st->ColumnDouble(5), KindSet(st->ColumnText(6))});
       });
       !s) {
     return std::unexpected(s.error());
@@ -149,9 +169,10 @@ std::string CarbonReportJson(const CarbonReport& r) {
     const CarbonRow& row = r.rows[i];
     o += fmt::format(
         "{}{{\"{}\":{},\"kind\":\"{}\",\"source\":{},\"calls\":{},\"joules\":{:.9g},\"grams_co2e\":{},"
-        "\"embodied_grams\":{}}}",
+        "\"embodied_grams\":{},\"intensity_kind\":{}}}",
         i ? "," : "", key, JsonString(row.key), KindName(row.kind), JsonString(row.source), row.calls, row.joules,
-        JsonNumber(row.grams), JsonNumber(row.embodied));
+        JsonNumber(row.grams), JsonNumber(row.embodied),
+        row.intensity_kind.empty() ? std::string("null") : JsonString(row.intensity_kind));
   }
   o += "],\"intensity\":[";
   for (std::size_t i = 0; i < r.intensity.size(); ++i) {

@@ -41,6 +41,12 @@ struct CarbonRow {
   double joules = 0.0;
   std::optional<double> grams;     // absent where the ledger has no price (version-1 rows)
   std::optional<double> embodied;  // invocation rows only
+  // Invocation rows only: the carbon intensities their grams were priced at, as the ledger's
+  // intensity_kind says: the kinds present, in the order measured, interpolated, held,
+  // constant, joined by '+' ("measured+held": some calls fell in a trace gap and were priced at
+  // the held value). Empty for the node's and the meter's rows (intervals store no kind).
+  // Default-initialised so that positional initialisers may leave it out.
+  std::string intensity_kind{};
 };
 
 // One hour of the meter: energy and the energy-weighted mean intensity.
@@ -67,7 +73,8 @@ junction::Status<GroupBy> ParseGroupBy(std::string_view s);
 junction::Status<CarbonReport> QueryCarbon(const std::string& ledger_path, const CarbonQuery& query);
 
 // {"group_by": "function", "rows": [{"function": ..., "kind": "function|node|meter",
-//  "source": ..., "calls": n, "joules": x, "grams_co2e": x|null, "embodied_grams": x|null}],
+//  "source": ..., "calls": n, "joules": x, "grams_co2e": x|null, "embodied_grams": x|null,
+//  "intensity_kind": "measured+held"|null}],
 //  "intensity": [{"hour": ..., "meter_joules": x, "meter_grams": x, "g_per_kwh": x}]}
 std::string CarbonReportJson(const CarbonReport& report);
 

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
+#include <string>
 
 #include "energy/ledger/ledger.h"
 
@@ -132,6 +134,41 @@ TEST_F(CarbonQueryTest, ByHourFiltersAndUnpricedIntervals) {
   EXPECT_NE(json.find("\"kind\":\"meter\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"grams_co2e\":null"), std::string::npos) << json;
   EXPECT_NE(json.find("\"intensity\":[{\"hour\""), std::string::npos) << json;
+}
+
+// Each row says whether its grams were priced at measured, interpolated or held intensity.
+TEST_F(CarbonQueryTest, RowsSayHowTheirIntensityWasObtained) {
+  {
+    auto l = energy::Ledger::Open({.path = path_});
+    ASSERT_TRUE(l.has_value()) << l.error().message();
+    const std::int64_t t = kT0 + kHour / 2;
+    energy::InvocationRecord measured = Call("a", t, 1.0, 100.0);
+    measured.intensity_kind = energy::carbon::IntensityKind::kMeasured;
+    energy::InvocationRecord held = Call("a", t + kHour, 1.0, 100.0);
+    held.intensity_kind = energy::carbon::IntensityKind::kHeld;
+    energy::InvocationRecord interpolated = Call("b", t, 1.0, 150.0);
+    interpolated.intensity_kind = energy::carbon::IntensityKind::kInterpolated;
+    for (const auto* r : {&held, &measured, &held, &interpolated}) {
+      ASSERT_TRUE((*l)->Push(0, *r).has_value());
+    }
+    ASSERT_TRUE((*l)->PushInterval(Interval(t, 3.0, 1.0, 0.0, 100.0)).has_value());
+    ASSERT_TRUE((*l)->Close().has_value());
+  }
+  auto r = QueryCarbon(path_, {});
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  std::map<std::string, std::string> kinds;
+  for (const CarbonRow& row : r->rows) kinds[row.key] = row.intensity_kind;
+  EXPECT_EQ(kinds["a"], "measured+held");
+  EXPECT_EQ(kinds["b"], "interpolated");
+  EXPECT_EQ(kinds["(node idle)"], "") << "intervals store no kind";
+  auto hours = QueryCarbon(path_, {.group_by = GroupBy::kHour});
+  ASSERT_TRUE(hours.has_value());
+  ASSERT_EQ(hours->rows.size(), 2u);
+  EXPECT_EQ(hours->rows[0].intensity_kind, "measured+interpolated");
+  EXPECT_EQ(hours->rows[1].intensity_kind, "held");
+  const std::string json = CarbonReportJson(*r);
+  EXPECT_NE(json.find("\"embodied_grams\":0,\"intensity_kind\":\"measured+held\"}"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"intensity_kind\":null"), std::string::npos) << json;
 }
 
 TEST_F(CarbonQueryTest, MissingLedgerIsNotFoundWithAHint) {

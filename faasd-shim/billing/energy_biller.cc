@@ -45,17 +45,17 @@ std::int64_t UnixNs() {
   return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
 }
 // Puts a call's self-measured zones into its row (see CompletedCall::measured).
-Status<void> AddMeasured(const energy::carbon::CarbonModel& carbon, const CompletedCall& c,
-                         energy::InvocationRecord& rec) {
+Status<void> AddMeasured(const energy::carbon::CarbonModel& carbon, const energy::ZoneJoules& measured,
+                         std::int64_t start_ns, std::int64_t end_ns, energy::InvocationRecord& rec) {
   const double before_j = rec.joules.NodeTotal().value;
   for (energy::Zone z : energy::kAllZones) {
-    if (c.measured.Has(z)) rec.joules.Set(z, c.measured[z]);
+    if (measured.Has(z)) rec.joules.Set(z, measured[z]);
   }
-  rec.joules.sources.Add(c.measured.sources);
+  rec.joules.sources.Add(measured.sources);
   const double delta_j = rec.joules.NodeTotal().value - before_j;
   if (delta_j == 0) return {};
-  auto price = carbon.PriceInterval(energy::Joules{std::abs(delta_j)}, c.start_ns,
-                                    std::max(c.end_ns, c.start_ns + 1), 0.0);
+  auto price = carbon.PriceInterval(energy::Joules{std::abs(delta_j)}, start_ns,
+                                    std::max(end_ns, start_ns + 1), 0.0);
   if (!price) return std::unexpected(price.error());
   rec.grams += delta_j > 0 ? price->grams : -price->grams;
   const double total_j = before_j + delta_j;
@@ -69,12 +69,19 @@ Status<void> AddMeasured(const energy::carbon::CarbonModel& carbon, const Comple
 }  // namespace
 
 EnergyBiller::EnergyBiller(junction::sched::Runtime* rt, const BillingOptions& options)
-    : rt_(rt), options_(options), attributor_(options.attribution), queues_(static_cast<std::size_t>(rt->num_cores()) + 1) {}
+    : rt_(rt), options_(options), attributor_(options.attribution) {
+  for (int i = 0; i <= rt->num_cores(); ++i) {
+    queues_.push_back(std::make_unique<CoreQueue>(options.call_queue_capacity));
+  }
+}
 
 Status<std::unique_ptr<EnergyBiller>> EnergyBiller::Start(junction::sched::Runtime* rt,
                                                           const BillingOptions& options) {
   if (options.interval < std::chrono::milliseconds(1)) {
     return MakeError(ErrorCode::kInvalidArgument, "energy.interval_ms: below 1 ms; use 10 (the default) or more");
+  }
+  if (options.call_queue_capacity == 0 || options.ledger_queue_capacity == 0) {
+    return MakeError(ErrorCode::kInvalidArgument, "energy: call_queue_capacity and ledger_queue_capacity must be > 0");
   }
   std::unique_ptr<EnergyBiller> b(new EnergyBiller(rt, options));
   if (auto m = b->OpenMeter(); !m) return std::unexpected(m.error());
@@ -82,10 +89,11 @@ Status<std::unique_ptr<EnergyBiller>> EnergyBiller::Start(junction::sched::Runti
                     ? energy::carbon::IntensitySource::Constant(options.carbon_g_per_kwh)
                     : energy::carbon::IntensitySource::FromCsvFile(
                           options.carbon_trace,
-                          {.gaps = energy::carbon::GapPolicy::kInterpolate,
+                          {.gaps = options.carbon_gaps,
                            .out_of_range = energy::carbon::OutOfRangePolicy::kRepeat});
   if (!source) return std::unexpected(source.error());
-  auto carbon = energy::carbon::CarbonModel::Create(std::move(*source), {});
+  auto carbon = energy::carbon::CarbonModel::Create(
+      std::move(*source), {.embodied_g_per_core_second = options.embodied_g_per_core_second});
   if (!carbon) return std::unexpected(carbon.error());
   b->carbon_ = std::make_unique<energy::carbon::CarbonModel>(std::move(*carbon));
   b->book_ = std::make_unique<energy::BillBook>(b->carbon_.get());
@@ -100,7 +108,10 @@ Status<std::unique_ptr<EnergyBiller>> EnergyBiller::Start(junction::sched::Runti
   // The sampler and the ledger writer are started from a pinned worker: let them run on any
   // of the process's CPUs rather than share that one worker's.
   b->cpus_ = ProcessCpus();
-  auto ledger = energy::Ledger::Open({.path = options.ledger_path, .producers = 1, .writer_cpus = b->cpus_});
+  auto ledger = energy::Ledger::Open({.path = options.ledger_path,
+                                      .producers = 1,
+                                      .queue_capacity = options.ledger_queue_capacity,
+                                      .writer_cpus = b->cpus_});
   if (!ledger) return std::unexpected(ledger.error());
   b->ledger_ = std::move(*ledger);
   if (b->ledger_->open_report().rows_lost > 0) {
@@ -125,6 +136,7 @@ Status<std::unique_ptr<EnergyBiller>> EnergyBiller::Start(junction::sched::Runti
   }
   if (auto unit = b->carbon_->PriceInterval(energy::Joules{1.0}, b->unix0_ns_, b->unix0_ns_ + 1, 0.0)) {
     b->grams_per_joule_.store(unit->grams, std::memory_order_relaxed);
+    b->rate_kind_.store(unit->intensity.kind, std::memory_order_relaxed);
   }
   b->sampler_ = std::thread([p = b.get()] { p->SamplerLoop(); });
   return b;
@@ -224,14 +236,72 @@ CallEstimate EnergyBiller::EstimateCall(std::uint64_t cycles) const {
   e.joules = static_cast<double>(cycles) * joules_per_cycle_.load(std::memory_order_relaxed);
   e.grams = e.joules * grams_per_joule_.load(std::memory_order_relaxed);
   e.sources = energy::SourceSet::FromBits(rate_sources_.load(std::memory_order_relaxed));
+  e.intensity_kind = rate_kind_.load(std::memory_order_relaxed);
   return e;
 }
 
-void EnergyBiller::Complete(CompletedCall call) {
+void EnergyBiller::Complete(const CompletedCall& call) {
+  PendingCall p;
+  p.account = call.account;
+  p.call_id.Assign(call.call_id);  // a UUID: 36 bytes
+  p.function = call.function;
+  p.ns = call.ns;
+  p.start_ns = call.start_ns;
+  p.end_ns = call.end_ns;
+  p.status = call.status;
+  p.bytes_in = call.bytes_in;
+  p.bytes_out = call.bytes_out;
+  p.measured = call.measured;
   const int core = junction::sched::CurrentCore();
-  CoreQueue& q = queues_[core < 0 ? queues_.size() - 1 : static_cast<std::size_t>(core)];
+  if (core < 0) {
+    // Off the runtime: any thread may call; the lock makes them one producer at a time.
+    CoreQueue& q = *queues_.back();
+    std::lock_guard<junction::sched::Spinlock> l(q.lock);
+    if (!q.ring.TryPush(p)) {
+      q.spill.push_back(p);
+      q.spilled.fetch_add(1, std::memory_order_relaxed);
+    }
+    return;
+  }
+  Enqueue(*queues_[static_cast<std::size_t>(core)], p);
+}
+
+void EnergyBiller::Enqueue(CoreQueue& q, const PendingCall& p) {
+  if (q.ring.TryPush(p)) return;
+  // The sampler is behind by a whole ring: keep the call (its bill is found by its account).
   std::lock_guard<junction::sched::Spinlock> l(q.lock);
-  q.calls.push_back(std::move(call));
+  q.spill.push_back(p);
+  q.spilled.fetch_add(1, std::memory_order_relaxed);
+}
+
+EnergyBiller::Counters EnergyBiller::counters() const {
+  Counters c;
+  for (const auto& q : queues_) c.calls_spilled += q->spilled.load(std::memory_order_relaxed);
+  const energy::LedgerStats s = ledger_->stats();
+  c.ledger_rows = s.rows_written;
+  c.ledger_aggregated = s.overflowed;
+  c.ledger_rows_lost = ledger_->open_report().rows_lost_total;
+  return c;
+}
+
+// Says, at most once a second (and once more at Stop), how many calls or rows took the slow
+// path since the last time: a sign the sampler or the ledger writer cannot keep up.
+void EnergyBiller::LogOverflow(bool final_log) {
+  const auto now = std::chrono::steady_clock::now();
+  if (!final_log && now < next_overflow_log_) return;
+  next_overflow_log_ = now + std::chrono::seconds(1);
+  const Counters c = counters();
+  if (c.ledger_aggregated != logged_.ledger_aggregated) {
+    spdlog::warn("energy ledger {}: {} invocation row(s) aggregated (queue full; {} in all): summed "
+                 "per function in overflow_aggregates, not lost",
+                 options_.ledger_path, c.ledger_aggregated - logged_.ledger_aggregated, c.ledger_aggregated);
+  }
+  if (c.calls_spilled != logged_.calls_spilled) {
+    spdlog::warn("energy: {} finished call(s) found their core's billing ring full ({} in all): "
+                 "kept, but the sampler is falling behind",
+                 c.calls_spilled - logged_.calls_spilled, c.calls_spilled);
+  }
+  logged_ = c;
 }
 
 void EnergyBiller::SamplerLoop() {
@@ -249,25 +319,29 @@ void EnergyBiller::SamplerLoop() {
       last_error_ = s.error().message();
       spdlog::warn("energy: {}", last_error_);
     }
+    LogOverflow(false);
   }
 }
 
 Status<void> EnergyBiller::Step(bool final_step) {
   // Calls completed before this close end inside the interval it closes (or earlier ones).
-  std::vector<CompletedCall>& fresh = fresh_;
+  std::vector<PendingCall>& fresh = fresh_;
   fresh.clear();
-  for (CoreQueue& q : queues_) {
+  for (auto& qp : queues_) {
+    CoreQueue& q = *qp;
+    PendingCall c;
+    while (q.ring.TryPop(&c)) fresh.push_back(c);
     q.drained.clear();
     {
       std::lock_guard<junction::sched::Spinlock> l(q.lock);
-      q.calls.swap(q.drained);
+      q.spill.swap(q.drained);
     }
-    for (auto& c : q.drained) fresh.push_back(std::move(c));
+    fresh.insert(fresh.end(), q.drained.begin(), q.drained.end());
   }
   auto snap = rt_->CloseInterval(std::chrono::milliseconds(final_step ? 2000 : 200));
   if (!snap) {
     // Not lost: the calls wait for the next interval.
-    for (auto& c : fresh) waiting_.push_back(std::move(c));
+    waiting_.insert(waiting_.end(), fresh.begin(), fresh.end());
     return std::unexpected(snap.error());
   }
   if (options_.on_interval) options_.on_interval(*snap);
@@ -311,7 +385,7 @@ Status<void> EnergyBiller::Step(bool final_step) {
   if (!meter) {
     if (carried_.empty()) carried_begin_tsc_ = begin_tsc;
     carried_ = std::move(cores);
-    for (auto& c : fresh) waiting_.push_back(std::move(c));
+    waiting_.insert(waiting_.end(), fresh.begin(), fresh.end());
     return std::unexpected(meter.error());
   }
   carried_.clear();
@@ -322,6 +396,7 @@ Status<void> EnergyBiller::Step(bool final_step) {
   if (auto unit = carbon_->PriceInterval(energy::Joules{1.0}, begin_ns, end_ns, 0.0)) {
     interval.Price(unit->intensity.g_per_kwh);
     grams_per_joule_.store(unit->grams, std::memory_order_relaxed);
+    rate_kind_.store(unit->intensity.kind, std::memory_order_relaxed);
   }
   const std::uint64_t all_cycles = attribution->busy_cycles + attribution->idle_cycles +
                                    attribution->overhead_cycles + attribution->unaccounted_cycles;
@@ -337,11 +412,11 @@ Status<void> EnergyBiller::Step(bool final_step) {
   }
   if (auto s = ledger_->PushInterval(interval); !s) return s;
   intervals_.fetch_add(1, std::memory_order_relaxed);
-  for (auto& c : fresh) waiting_.push_back(std::move(c));
+  waiting_.insert(waiting_.end(), fresh.begin(), fresh.end());
   // Every waiting call ended before this close: its bill is final now.
-  for (CompletedCall& c : waiting_) {
+  for (const PendingCall& c : waiting_) {
     energy::InvocationRecord rec;
-    rec.call_id.Assign(c.call_id);
+    rec.call_id.Assign(c.call_id.view());
     rec.function.Assign(c.function);
     rec.ns.Assign(c.ns);
     rec.start_ns = c.start_ns;
@@ -358,7 +433,7 @@ Status<void> EnergyBiller::Step(bool final_step) {
       rec.joules.sources.Add(meter_sources_);
     }
     if (c.measured.present != 0) {
-      if (auto m = AddMeasured(*carbon_, c, rec); !m && priced) priced = m;
+      if (auto m = AddMeasured(*carbon_, c.measured, c.start_ns, c.end_ns, rec); !m && priced) priced = m;
     }
     if (auto p = ledger_->Push(0, rec); !p) return std::unexpected(p.error());
     if (options_.on_bill) options_.on_bill(rec);
@@ -373,6 +448,7 @@ Status<void> EnergyBiller::Stop() {
   if (sampler_.joinable()) sampler_.join();
   Status<void> last = Step(true);
   if (auto f = ledger_->Flush(); !f && last) last = f;
+  LogOverflow(true);
   if (auto c = ledger_->Close(); !c && last) last = c;
   return last;
 }

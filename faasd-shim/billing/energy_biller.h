@@ -22,8 +22,15 @@
 // The node's own work (HTTP parsing, scheduling, polling) is overhead, idle is idle; both
 // are reported apart, so invocation joules + idle + overhead = the meter, interval by interval.
 //
-// Threads: Start/Stop from a uthread of the runtime; Complete from any uthread (it takes the
-// calling core's own spinlock only, which the sampler takes once per interval).
+// Threads: Start/Stop from a uthread of the runtime; Complete from any uthread or thread.
+// Complete copies the call into its core's bounded SPSC ring (the core's kthread the only
+// producer: uthreads are not preempted, so no two run Complete at once on one core; the sampler
+// the only consumer): no lock, no allocation, no system call. A full ring (the sampler has not
+// drained it for capacity calls) spills the call into the core's spill vector under the core's
+// own spinlock (shared with the sampler only), which may allocate: never dropped, never
+// aggregated (a call's bill is found by its account, which an aggregate would lose), and
+// counted (counters().calls_spilled, faasnode_billing_calls_spilled_total). Callers off the
+// runtime share one ring whose producer side is serialised by that ring's spinlock.
 #pragma once
 
 #include <atomic>
@@ -40,6 +47,8 @@
 #include "energy/attribution/attribution.h"
 #include "energy/carbon/intensity.h"
 #include "energy/ledger/ledger.h"
+#include "energy/ledger/record.h"
+#include "energy/ledger/spsc_queue.h"
 #include "energy/sensors/counter.h"
 #include "energy/sensors/nvml.h"
 #include "energy/sensors/power_model.h"
@@ -68,6 +77,10 @@ struct CallEstimate {
   double joules = 0.0;
   double grams = 0.0;
   energy::SourceSet sources;
+  // How the grams' intensity was obtained (that of the last priced interval): measured (a
+  // trace row), interpolated or held (a trace gap, per BillingOptions::carbon_gaps), or a
+  // constant. The invoke route sends it as X-Carbon-Intensity-Kind, in the ledger's words.
+  energy::carbon::IntensityKind intensity_kind = energy::carbon::IntensityKind::kConstant;
 };
 
 struct BillingOptions {
@@ -82,6 +95,10 @@ struct BillingOptions {
   // Tests and re-billing: this counter source (borrowed, read only by the sampler until Stop)
   // is the meter instead of RAPL/NVML/model.
   energy::CounterSource* meter_source = nullptr;
+  // Bounded queues: finished calls per core (Complete's ring; past it, the spill), and ledger
+  // rows (past it, the ledger's overflow aggregates). Power-of-two rounded.
+  std::size_t call_queue_capacity = 4096;
+  std::size_t ledger_queue_capacity = 16384;
   // Called on the sampler thread for every ledger row it writes (for example to count
   // Prometheus series); must not block for long.
   std::function<void(const energy::InvocationRecord&)> on_bill;
@@ -90,15 +107,21 @@ struct BillingOptions {
   std::function<void(const junction::sched::IntervalSnapshot&)> on_interval;
   std::string ledger_path;                 // created with its directory if absent
   double carbon_g_per_kwh = 400.0;         // used when carbon_trace is empty
-  std::string carbon_trace;                // CSV (timestamp, gCO2e/kWh); gaps interpolated
+  std::string carbon_trace;                // CSV (timestamp, gCO2e/kWh)
+  // How the trace's gaps are filled; each row's intensity_kind says which one it got.
+  energy::carbon::GapPolicy carbon_gaps = energy::carbon::GapPolicy::kInterpolate;
+  // Embodied gCO2e per core-second of an invocation (its cycles as a share of each core's
+  // interval time, summed); 0: none.
+  double embodied_g_per_core_second = 0.0;
   energy::PowerModelOptions model;
 };
 
 // What the invocation path knows when a call ends. `function` and `ns` are views: they must
 // stay valid until the biller is stopped (the deployed pool's name and a constant do).
+// `call_id` is copied by Complete (up to 64 bytes), so it need outlive the call only.
 struct CompletedCall {
   std::uint64_t account = 0;  // the cycle account the call ran under
-  std::string call_id;
+  std::string_view call_id;
   std::string_view function;
   std::string_view ns;
   std::int64_t start_ns = 0;  // unix ns
@@ -121,15 +144,16 @@ class EnergyBiller {
                                                               const BillingOptions& options);
   ~EnergyBiller();
 
-  // Queues a finished call for billing. Never blocks for long; allocates (the strings).
-  void Complete(CompletedCall call);
+  // Queues a finished call for billing. Never blocks for long; allocates nothing unless the
+  // core's ring is full (see the file comment).
+  void Complete(const CompletedCall& call);
 
   // Bills every call completed so far (closing one last interval), flushes and closes the
   // ledger. Idempotent. Uthread only (it waits for the sampler).
   junction::Status<void> Stop();
 
   // The estimate at completion for a call that ran `cycles` on-CPU cycles under its account.
-  // Any thread; lock-free (three relaxed loads).
+  // Any thread; lock-free (four relaxed loads).
   CallEstimate EstimateCall(std::uint64_t cycles) const;
   bool response_headers() const { return options_.response_headers; }
 
@@ -140,6 +164,14 @@ class EnergyBiller {
   energy::SourceSet meter_sources() const { return meter_sources_; }
 
   const energy::OpenReport& ledger_report() const { return ledger_->open_report(); }
+  // Counts for /metrics and the logs; any thread (takes the ledger's stats lock).
+  struct Counters {
+    std::uint64_t calls_spilled = 0;       // Complete found its core's ring full
+    std::uint64_t ledger_rows = 0;         // invocation rows committed to the ledger
+    std::uint64_t ledger_aggregated = 0;   // rows folded into overflow aggregates (queue full)
+    std::uint64_t ledger_rows_lost = 0;    // rows lost in crashes, as detected at open (all)
+  };
+  Counters counters() const;
   std::uint64_t intervals() const { return intervals_.load(std::memory_order_relaxed); }
 
  private:
@@ -171,18 +203,39 @@ class EnergyBiller {
   std::atomic<double> joules_per_cycle_{0.0};
   std::atomic<double> grams_per_joule_{0.0};
   std::atomic<std::uint8_t> rate_sources_{0};
+  std::atomic<energy::carbon::IntensityKind> rate_kind_{energy::carbon::IntensityKind::kConstant};
   energy::Attributor attributor_;
   std::unique_ptr<energy::BillBook> book_;
 
-  struct alignas(64) CoreQueue {
-    junction::sched::Spinlock lock;
-    std::vector<CompletedCall> calls;    // under lock
-    std::vector<CompletedCall> drained;  // sampler only: swapped with calls under the lock, so
-                                         // the lock is held O(1) and both keep their capacity
+  // A finished call as queued: trivially copyable, no heap (the views as CompletedCall's).
+  struct PendingCall {
+    std::uint64_t account = 0;
+    energy::FixedString<64> call_id;
+    std::string_view function;
+    std::string_view ns;
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
+    int status = 0;
+    std::uint64_t bytes_in = 0;
+    std::uint64_t bytes_out = 0;
+    energy::ZoneJoules measured;
   };
-  std::vector<CoreQueue> queues_;        // one per core, plus one for callers off the runtime
-  std::vector<CompletedCall> waiting_;   // sampler only: completed, interval not closed yet
-  std::vector<CompletedCall> fresh_;     // sampler only: Step's drain of the core queues
+  struct alignas(64) CoreQueue {
+    explicit CoreQueue(std::size_t capacity) : ring(capacity) {}
+    energy::SpscQueue<PendingCall> ring;  // producer: the core's kthread; consumer: the sampler
+    junction::sched::Spinlock lock;       // the spill; the off-runtime queue's producers too
+    std::vector<PendingCall> spill;       // under lock: calls that found the ring full
+    std::vector<PendingCall> drained;     // sampler only: swapped with spill under the lock, so
+                                          // the lock is held O(1) and both keep their capacity
+    std::atomic<std::uint64_t> spilled{0};
+  };
+  void Enqueue(CoreQueue& q, const PendingCall& call);
+  void LogOverflow(bool final_log);
+  std::vector<std::unique_ptr<CoreQueue>> queues_;  // one per core, + one for callers off it
+  std::vector<PendingCall> waiting_;   // sampler only: completed, interval not closed yet
+  std::vector<PendingCall> fresh_;     // sampler only: Step's drain of the core queues
+  Counters logged_;                    // sampler only: the counts last logged
+  std::chrono::steady_clock::time_point next_overflow_log_{};
 
   std::uint64_t tsc0_ = 0;
   std::int64_t unix0_ns_ = 0;

@@ -6,13 +6,18 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "energy/sensors/replay.h"
 #include "faasd-shim/billing/call_cycles.h"
 #include "faasd-shim/billing/carbon_query.h"
+#include "faasd-shim/billing/energy_metrics.h"
 #include "junction/sched/runtime.h"
 #include "junction/sched/sched.h"
 #include "junction/sched/test_util.h"
@@ -174,6 +179,123 @@ TEST(EnergyBiller, SharedIdleAndOverheadGoToTheInvocations) {
   EXPECT_NEAR(f + idle + overhead + unaccounted, m, m * 1e-9);
   // Intervals with no call keep their idle (nobody to share it with): a small part.
   EXPECT_GT(f, 0.5 * m) << "shared out, the function pays for most of the meter";
+}
+
+// The carbon options reach the bill: a trace's gap policy (each row and the estimate say
+// which kind of intensity priced them) and the embodied rate per core-second.
+struct CarbonRun {
+  std::vector<energy::InvocationRecord> rows;
+  CallEstimate estimate;
+};
+CarbonRun RunWithTrace(const std::string& name, energy::carbon::GapPolicy gaps, double embodied) {
+  CarbonRun out;
+  // Hourly rows around now: 100 g/kWh two hours back, 300 two hours on, a gap in between, so
+  // the whole test falls in the gap: held at 100, or interpolated between 100 and 300.
+  const std::int64_t hour = std::time(nullptr) / 3600 * 3600;
+  const std::string trace = ::testing::TempDir() + "/biller_trace_" + name + ".csv";
+  {
+    std::FILE* f = std::fopen(trace.c_str(), "w");
+    EXPECT_NE(f, nullptr);
+    std::fprintf(f, "timestamp,gco2e_per_kwh\n%lld,100\n%lld,\n%lld,\n%lld,\n%lld,300\n",
+                 static_cast<long long>(hour - 7200), static_cast<long long>(hour - 3600),
+                 static_cast<long long>(hour), static_cast<long long>(hour + 3600),
+                 static_cast<long long>(hour + 7200));
+    std::fclose(f);
+  }
+  auto rt = junction::sched::Runtime::Create({.cores = junction::sched::testing::FirstCpus(1)});
+  EXPECT_TRUE(rt.has_value()) << rt.error().message();
+  energy::ReplaySensor meter = Trace(100000);
+  EXPECT_TRUE((*rt)->Run([&] {
+    BillingOptions o;
+    o.interval = 2ms;
+    o.ledger_path = FreshLedger(name);
+    o.meter_source = &meter;
+    o.carbon_trace = trace;
+    o.carbon_gaps = gaps;
+    o.embodied_g_per_core_second = embodied;
+    o.on_bill = [&](const energy::InvocationRecord& r) { out.rows.push_back(r); };
+    auto b = EnergyBiller::Start(junction::sched::Runtime::Current(), o);
+    ASSERT_TRUE(b.has_value()) << b.error().message();
+    for (int i = 0; i < 5; ++i) {
+      const junction::sched::AccountId before = junction::sched::CurrentAccount();
+      junction::sched::SetAccount(7000 + i);
+      Burn(500us);
+      junction::sched::SetAccount(before);
+      (*b)->Complete({.account = 7000u + i, .call_id = "c", .function = "f", .ns = "openfaas-fn",
+                      .start_ns = 1, .end_ns = 2, .status = 200});
+      junction::sched::SleepFor(3ms);
+    }
+    out.estimate = (*b)->EstimateCall(1000);
+    ASSERT_TRUE((*b)->Stop().has_value());
+  }).has_value());
+  return out;
+}
+
+TEST(EnergyBiller, CarbonGapPolicyAndEmbodiedRateReachTheBill) {
+  using energy::carbon::IntensityKind;
+  const CarbonRun held = RunWithTrace("held", energy::carbon::GapPolicy::kHold, 1e-3);
+  ASSERT_EQ(held.rows.size(), 5u);
+  for (const energy::InvocationRecord& r : held.rows) {
+    EXPECT_EQ(r.intensity_kind, IntensityKind::kHeld);
+    EXPECT_NEAR(r.intensity_g_per_kwh, 100.0, 1e-9);
+    // ~0.5 ms on one core each at 1e-3 g per core-second: ~5e-7 g.
+    EXPECT_GT(r.embodied_grams, 1e-3 * 100e-6) << "the embodied rate is passed to the carbon model";
+    EXPECT_LT(r.embodied_grams, 1e-3 * 1.0);
+  }
+  EXPECT_EQ(held.estimate.intensity_kind, IntensityKind::kHeld);
+  const CarbonRun interp = RunWithTrace("interpolated", energy::carbon::GapPolicy::kInterpolate, 0.0);
+  ASSERT_EQ(interp.rows.size(), 5u);
+  for (const energy::InvocationRecord& r : interp.rows) {
+    EXPECT_EQ(r.intensity_kind, IntensityKind::kInterpolated);
+    // 100 + 200 × (2 h + the part of this hour gone) / 4 h: 200 to 250.
+    EXPECT_GT(r.intensity_g_per_kwh, 199.0);
+    EXPECT_LT(r.intensity_g_per_kwh, 251.0);
+    EXPECT_EQ(r.embodied_grams, 0.0) << "embodied carbon is off by default";
+  }
+  EXPECT_EQ(interp.estimate.intensity_kind, IntensityKind::kInterpolated);
+}
+
+// Full queues: Complete's ring spills (kept, counted), the ledger folds rows into its overflow
+// aggregates (counted); both reach the Prometheus series, and every call is still billed.
+TEST(EnergyBiller, FullQueuesAreCountedAndExposed) {
+  auto rt = junction::sched::Runtime::Create({.cores = junction::sched::testing::FirstCpus(1)});
+  ASSERT_TRUE(rt.has_value()) << rt.error().message();
+  energy::ReplaySensor meter = Trace(100000);
+  const std::string ledger = FreshLedger("full");
+  int billed = 0;
+  EnergyBiller::Counters counters;
+  std::string metrics_text;
+  ASSERT_TRUE((*rt)->Run([&] {
+    BillingOptions o;
+    o.interval = 200ms;  // the sampler drains rarely: 40 calls in a burst overrun a ring of 2
+    o.ledger_path = ledger;
+    o.meter_source = &meter;
+    o.call_queue_capacity = 2;
+    o.ledger_queue_capacity = 2;
+    o.on_bill = [&](const energy::InvocationRecord&) { ++billed; };
+    auto b = EnergyBiller::Start(junction::sched::Runtime::Current(), o);
+    ASSERT_TRUE(b.has_value()) << b.error().message();
+    for (int i = 0; i < 40; ++i) {
+      (*b)->Complete({.account = 9000u + i, .call_id = std::to_string(i), .function = "f",
+                      .ns = "openfaas-fn", .start_ns = 1, .end_ns = 2, .status = 200});
+    }
+    ASSERT_TRUE((*b)->Stop().has_value());
+    counters = (*b)->counters();
+    metrics::MetricWriter w(metrics_text);
+    CollectBillerCounters(counters, w);
+  }).has_value());
+  EXPECT_EQ(billed, 40) << "nothing dropped";
+  EXPECT_GE(counters.calls_spilled, 1u);
+  EXPECT_GE(counters.ledger_aggregated, 1u);
+  EXPECT_EQ(counters.ledger_rows + counters.ledger_aggregated, 40u);
+  EXPECT_NE(metrics_text.find("# TYPE faasnode_ledger_records_aggregated_total counter"), std::string::npos)
+      << metrics_text;
+  EXPECT_NE(metrics_text.find(fmt::format("\nfaasnode_ledger_records_aggregated_total {}\n", counters.ledger_aggregated)),
+            std::string::npos)
+      << metrics_text;
+  EXPECT_NE(metrics_text.find(fmt::format("\nfaasnode_billing_calls_spilled_total {}\n", counters.calls_spilled)),
+            std::string::npos)
+      << metrics_text;
 }
 
 TEST(EnergyBiller, ForcingAnAbsentMeterFailsAtStart) {

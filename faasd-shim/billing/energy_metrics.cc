@@ -44,4 +44,18 @@ void EnergyTotals::Collect(metrics::MetricWriter& w) const {
   for (const auto& [function, grams] : grams_) w.Sample({{"function", function}}, grams);
 }
 
+void CollectBillerCounters(const EnergyBiller::Counters& c, metrics::MetricWriter& w) {
+  w.Family("faasnode_ledger_records_aggregated_total", "counter",
+           "Invocation rows folded into the ledger's overflow_aggregates because its queue was full (not lost).");
+  w.Sample({}, static_cast<double>(c.ledger_aggregated));
+  w.Family("faasnode_ledger_rows_written_total", "counter", "Invocation rows committed to the energy ledger.");
+  w.Sample({}, static_cast<double>(c.ledger_rows));
+  w.Family("faasnode_ledger_rows_lost_total", "counter",
+           "Invocation rows lost in crashes of the node, as detected at start from sequence-number gaps.");
+  w.Sample({}, static_cast<double>(c.ledger_rows_lost));
+  w.Family("faasnode_billing_calls_spilled_total", "counter",
+           "Finished calls that found their core's billing ring full (kept; the sampler is behind).");
+  w.Sample({}, static_cast<double>(c.calls_spilled));
+}
+
 }  // namespace faasnode::billing

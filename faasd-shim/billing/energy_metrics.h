@@ -15,6 +15,17 @@
 //
 // Threads: Add from one thread at a time (the sampler); Collect from any thread. A mutex held
 // for a map update or a scrape's copy: neither is on the data path.
+//
+// And the biller's queue counts (CollectBillerCounters, from EnergyBiller::counters()):
+//
+//   faasnode_ledger_records_aggregated_total   invocation rows the ledger folded into its
+//       overflow_aggregates table because its queue was full (summed per function, not lost)
+//   faasnode_ledger_rows_written_total         invocation rows committed one by one
+//   faasnode_ledger_rows_lost_total            rows lost in crashes, as detected at start
+//   faasnode_billing_calls_spilled_total       finished calls that found their core's billing
+//       ring full (kept in a slower spill; the sampler is falling behind)
+//
+//   registry.Add([b = biller.get()](metrics::MetricWriter& w) { CollectBillerCounters(b->counters(), w); });
 #pragma once
 
 #include <map>
@@ -25,6 +36,7 @@
 #include <tuple>
 
 #include "energy/ledger/record.h"
+#include "faasd-shim/billing/energy_biller.h"
 #include "faasd-shim/metrics/registry.h"
 
 namespace faasnode::billing {
@@ -64,5 +76,7 @@ class EnergyTotals {
   std::map<Key, double, KeyLess> joules_;
   std::map<std::string, double, std::less<>> grams_;
 };
+
+void CollectBillerCounters(const EnergyBiller::Counters& counters, metrics::MetricWriter& w);
 
 }  // namespace faasnode::billing

@@ -26,19 +26,22 @@ std::string Cell(std::optional<double> v, const char* fmt_spec) {
 void PrintTable(const CarbonReport& r, bool csv) {
   const std::string key(billing::GroupByName(r.group_by));
   if (csv) {
-    std::printf("%s,source,calls,joules,grams_co2e,embodied_grams\n", key.c_str());
+    std::printf("%s,source,calls,joules,grams_co2e,embodied_grams,intensity_kind\n", key.c_str());
     for (const CarbonRow& row : r.rows) {
-      std::printf("%s,%s,%lld,%.9g,%s,%s\n", row.key.c_str(), row.source.c_str(), row.calls, row.joules,
-                  Cell(row.grams, "{:.9g}").c_str(), Cell(row.embodied, "{:.9g}").c_str());
+      std::printf("%s,%s,%lld,%.9g,%s,%s,%s\n", row.key.c_str(), row.source.c_str(), row.calls, row.joules,
+                  Cell(row.grams, "{:.9g}").c_str(), Cell(row.embodied, "{:.9g}").c_str(),
+                  row.intensity_kind.c_str());
     }
     return;
   }
-  std::printf("%-24s %-10s %10s %14s %14s %12s\n", key.c_str(), "source", "calls", "joules", "gCO2e", "embodied g");
+  // intensity: how the grams' g/kWh was obtained (measured, interpolated, held, constant).
+  std::printf("%-24s %-10s %10s %14s %14s %12s  %s\n", key.c_str(), "source", "calls", "joules", "gCO2e", "embodied g",
+              "intensity");
   for (const CarbonRow& row : r.rows) {
     const std::string g = row.grams ? fmt::format("{:.9f}", *row.grams) : "-";
     const std::string e = row.embodied ? fmt::format("{:.9f}", *row.embodied) : "-";
-    std::printf("%-24s %-10s %10lld %14.6f %14s %12s\n", row.key.c_str(), row.source.c_str(), row.calls, row.joules,
-                g.c_str(), e.c_str());
+    std::printf("%-24s %-10s %10lld %14.6f %14s %12s  %s\n", row.key.c_str(), row.source.c_str(), row.calls, row.joules,
+                g.c_str(), e.c_str(), row.intensity_kind.empty() ? "-" : row.intensity_kind.c_str());
   }
 }
 
@@ -183,12 +186,13 @@ std::string CarbonReportHtml(const CarbonReport& by_function, const CarbonReport
     grams.emplace_back(fn, jg.second);
   }
   std::string table = "<table><tr><th>function</th><th>source</th><th>calls</th><th>joules</th><th>gCO2e</th>"
-                      "<th>embodied g</th></tr>";
+                      "<th>embodied g</th><th>intensity</th></tr>";
   for (const CarbonRow& r : by_function.rows) {
-    table += fmt::format("<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{:.6f}</td><td>{}</td><td>{}</td></tr>",
+    table += fmt::format("<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{:.6f}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                          r.kind == CarbonRow::Kind::kMeter ? " class=\"m\"" : "", Escape(r.key), Escape(r.source),
                          r.calls, r.joules, r.grams ? fmt::format("{:.9f}", *r.grams) : "-",
-                         r.embodied ? fmt::format("{:.9f}", *r.embodied) : "-");
+                         r.embodied ? fmt::format("{:.9f}", *r.embodied) : "-",
+                         r.intensity_kind.empty() ? "-" : Escape(r.intensity_kind));
   }
   table += "</table>";
   return fmt::format(

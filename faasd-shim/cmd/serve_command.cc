@@ -199,6 +199,9 @@ int Serve(const NodeConfig& config, junction::sched::Runtime& rt, SignalWaiter& 
     bo.ledger_path = config.energy.ledger;
     bo.carbon_g_per_kwh = config.energy.carbon_g_per_kwh;
     bo.carbon_trace = config.energy.carbon_trace;
+    bo.carbon_gaps = config.energy.carbon_gaps == "hold" ? energy::carbon::GapPolicy::kHold
+                                                         : energy::carbon::GapPolicy::kInterpolate;
+    bo.embodied_g_per_core_second = config.energy.embodied_g_per_core_second;
     bo.model.idle_per_core = energy::Watts{config.energy.idle_watts_per_core};
     bo.model.max_per_core = energy::Watts{config.energy.max_watts_per_core};
     bo.on_interval = [&cycle_totals](const junction::sched::IntervalSnapshot& s) { cycle_totals.Observe(s); };
@@ -277,7 +280,12 @@ int Serve(const NodeConfig& config, junction::sched::Runtime& rt, SignalWaiter& 
     }
     return out;
   }));
-  if (biller) registry.Add([&energy_totals](metrics::MetricWriter& w) { energy_totals.Collect(w); });
+  if (biller) {
+    registry.Add([&energy_totals, b = biller.get()](metrics::MetricWriter& w) {
+      energy_totals.Collect(w);
+      billing::CollectBillerCounters(b->counters(), w);  // ledger overflow, spills, crash losses
+    });
+  }
   router.Exact("/metrics", api::MakeMetricsHandler(&registry));
   const metrics::InvokeRoute invoke = metrics::Instrument(
       api::MakeInvokeHandler(&manager, biller.get()), &gateway_metrics,
