@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # coldstart.sh — scenario (c): a cold-start burst. The native function `hello` (replicas 4,
-# idle_timeout_ms 300 in configs/load/node-*.toml) is scaled to zero — kernel: POST
-# /system/scale-function/hello {"replicas":0} and then idle past the timeout until the reaper
-# (every 1 s) finis its instances; dpdk: the API is on the memif side only, so idle alone —
-# then 100 new connections at once each send one request (faasload --closed --connections 100
+# idle_timeout_ms 300 in configs/load/node-*.toml; a config function keeps no warm instance)
+# goes to zero by idling past the timeout until the reaper (every 1 s) finis its instances (a
+# scale-function to 0 would not do: as behind the gateway, 0 replicas means 1) — then 100 new
+# connections at once each send one request (faasload --closed --connections 100
 # --requests 100 --warmup 0s). ROUNDS bursts per backend; the latency of every request of the
 # bursts (connect and cold start included) gives p50/p99/max. Target (issue 8): p99 <= 5 ms.
 #
@@ -19,13 +19,8 @@ for backend in $BACKENDS; do
   base=$(url_base "$backend")
   hists=()
   for r in $(seq "$ROUNDS"); do
-    # a warm call first (so there is an instance to scale away), then to zero
+    # a warm call first (so there is an instance to scale away), then idle to zero
     load "$backend" "$WORK/warm-$r.json" --url "$base/function/hello" --closed --connections 1 --requests 1 --warmup 0s --duration 2s
-    if [[ $backend == kernel ]]; then
-      curl -sf -u "admin:$(cat "$NODE_DIR/state/basic-auth-password")" -o /dev/null --max-time 2 \
-        -d '{"serviceName":"hello","replicas":0}' "$base/system/scale-function/hello" \
-        || die "POST /system/scale-function/hello failed"
-    fi
     sleep 1.6   # > idle_timeout 0.3 s + the reaper's 1 s period
     log "$backend: burst $r of $ROUNDS: $BURST new connections at once on a function scaled to zero"
     j=$WORK/$backend-burst-$r.json
