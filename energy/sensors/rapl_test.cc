@@ -192,6 +192,45 @@ TEST(RaplSensorTest, FindsEveryPackageAndZoneAndNoMissingDram) {
   });
 }
 
+// Real client and server machines often have a top-level `psys` instance (intel-rapl:N named
+// psys, no sub-zones) beside the packages: it is the platform zone, labelled psys (not a
+// package), and the node total counts it instead of the packages, not on top of them.
+TEST(RaplSensorTest, TopLevelPsysIsThePlatformZoneAndCountedOnce) {
+  RUN_IN_FAKE_SYSFS([] {
+    Checker c;
+    FakeTree tree;
+    tree.Create();
+    FakeZone psys{"intel-rapl:2", "psys", 262'143'328'850, 1'000};
+    MakeZone(psys);
+    auto s = RaplSensor::Open();
+    if (!s) return "Open failed: " + s.error().message();
+    std::string got;
+    for (const RaplZoneInfo& z : s->zones()) {
+      if (z.domain == 2) got += fmt::format("{}:{}:{};", ZoneName(z.zone), z.name, z.max_range.value);
+    }
+    c.Check(got == "psys:psys:262143328850;", "intel-rapl:2 zones: " + got);
+    IntervalMeter meter;
+    auto base = meter.Add(*s->Read());
+    if (!base) return "baseline: " + base.error().message();
+    tree.pkg0.Advance(10'000);  // package-0: 10 mJ
+    tree.pkg1.Advance(20'000);  // package-1: 20 mJ
+    tree.dram0.Advance(5'000);  // dram: 5 mJ
+    psys.Advance(50'000);       // the platform: 50 mJ, which covers the packages and dram
+    auto snap = s->Read();
+    if (!snap) return "Read: " + snap.error().message();
+    auto iv = meter.Add(*snap);
+    if (!iv || !iv->has_value()) return std::string("interval missing or failed");
+    const ZoneJoules& j = (**iv).joules;
+    c.Check(std::llround(j[Zone::kPackage].value * 1e6) == 30'000,
+            fmt::format("package {} J: the psys instance is not a package", j[Zone::kPackage].value));
+    c.Check(j.Has(Zone::kPsys) && std::llround(j[Zone::kPsys].value * 1e6) == 50'000,
+            fmt::format("psys {} J", j[Zone::kPsys].value));
+    c.Check(std::llround(j.NodeTotal().value * 1e6) == 50'000,
+            fmt::format("node total {} J: psys once, packages and dram not added to it", j.NodeTotal().value));
+    return c.failures();
+  });
+}
+
 TEST(RaplSensorTest, DeltasAcrossWrapsLoseNoInterval) {
   RUN_IN_FAKE_SYSFS([] {
     Checker c;
