@@ -2,8 +2,12 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <fmt/format.h>
+
 #include <atomic>
+#include <cmath>
 #include <map>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -93,6 +97,7 @@ TEST(Accounting, IntervalsCloseExactlyUnderMixedLoad) {
 TEST(Accounting, AKnownBurnIsChargedToItsAccount) {
   constexpr AccountId kA = 1000, kB = 2000;
   bool shares_checked = false;
+  std::vector<std::string> clean_attempts;  // attempts with no CPU wait: what they charged
   for (int attempt = 0; attempt < 5 && !shares_checked; ++attempt) {
     auto rt = Runtime::Create(RuntimeConfig{.cores = FirstCpus(1)});
     ASSERT_TRUE(rt.has_value());
@@ -128,12 +133,22 @@ TEST(Accounting, AKnownBurnIsChargedToItsAccount) {
     EXPECT_LE(charged_a + charged_b, burned + burned / 100 + waited)
         << "overcharged beyond the switch path and the " << CyclesToNs(waited) / 1e3 << " us of CPU wait";
     if (waited > burned / 200) continue;  // noticeably preempted: the shares would be skewed
-    EXPECT_LT(charged_a, burned_a + burned_a / 100);
-    EXPECT_LT(charged_b, burned_b + burned_b / 100);
-    EXPECT_NEAR(static_cast<double>(charged_b) / static_cast<double>(charged_a), 3.0, 0.03);
-    shares_checked = true;
+    // A host that deschedules the vCPU itself stops the guest without schedstat seeing it (the
+    // TSC runs on; seen here: 58 us inside one 5 ms burn). That cannot repeat in every attempt;
+    // an accounting error would: the shares must hold in one clean attempt.
+    const double ratio = static_cast<double>(charged_b) / static_cast<double>(charged_a);
+    const bool ok = charged_a < burned_a + burned_a / 100 && charged_b < burned_b + burned_b / 100 &&
+                    std::abs(ratio - 3.0) <= 0.03;
+    clean_attempts.push_back(fmt::format("charged/burned A {:.4f}, B {:.4f}, B:A {:.4f}",
+                                         static_cast<double>(charged_a) / burned_a,
+                                         static_cast<double>(charged_b) / burned_b, ratio));
+    if (ok) shares_checked = true;
   }
-  if (!shares_checked) {
+  if (!shares_checked && !clean_attempts.empty()) {
+    std::string all;
+    for (const auto& f : clean_attempts) all += "\n  " + f;
+    ADD_FAILURE() << "no attempt charged within 1% of the burn with 1:3 shares:" << all;
+  } else if (!shares_checked) {
     std::printf("the worker kthread waited for its CPU in every attempt: only the bounds were checked\n");
   }
 }
