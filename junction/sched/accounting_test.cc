@@ -130,14 +130,14 @@ TEST(Accounting, AKnownBurnIsChargedToItsAccount) {
     ASSERT_GE(charged_a, burned_a);
     ASSERT_GE(charged_b, burned_b);
     const std::uint64_t burned = burned_a + burned_b;
-    EXPECT_LE(charged_a + charged_b, burned + burned / 100 + waited)
-        << "overcharged beyond the switch path and the " << CyclesToNs(waited) / 1e3 << " us of CPU wait";
     if (waited > burned / 200) continue;  // noticeably preempted: the shares would be skewed
     // A host that deschedules the vCPU itself stops the guest without schedstat seeing it (the
     // TSC runs on; seen here: 58 us inside one 5 ms burn). That cannot repeat in every attempt;
     // an accounting error would: the shares must hold in one clean attempt.
     const double ratio = static_cast<double>(charged_b) / static_cast<double>(charged_a);
-    const bool ok = charged_a < burned_a + burned_a / 100 && charged_b < burned_b + burned_b / 100 &&
+    // Overcharged by no more than the switch path (well under 1%) and the CPU wait.
+    const bool ok = charged_a + charged_b <= burned + burned / 100 + waited &&
+                    charged_a < burned_a + burned_a / 100 && charged_b < burned_b + burned_b / 100 &&
                     std::abs(ratio - 3.0) <= 0.03;
     clean_attempts.push_back(fmt::format("charged/burned A {:.4f}, B {:.4f}, B:A {:.4f}",
                                          static_cast<double>(charged_a) / burned_a,
