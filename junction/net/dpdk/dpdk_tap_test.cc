@@ -418,7 +418,8 @@ INSTANTIATE_TEST_SUITE_P(Sizes, DpdkTapTransferTest,
                                            TransferParams{16 << 20, 1},
                                            TransferParams{1 << 10, 100},
                                            TransferParams{64 << 10, 100},
-                                           TransferParams{1 << 20, 100}),
+                                           TransferParams{1 << 20, 100},
+                                           TransferParams{16 << 20, 100}),
                          TransferName);
 
 TEST_F(DpdkTapTest, EchoSurvivesFivePercentLossOnTheKernelSide) {
