@@ -94,9 +94,16 @@ Status<CarbonReport> QueryCarbon(const std::string& ledger_path, const CarbonQue
   CarbonReport report;
   report.group_by = q.group_by;
   const bool by_hour = q.group_by == GroupBy::kHour;
+  // Calls the ledger folded into overflow_aggregates (its queue was full) are billed too: without
+  // them the functions would not add up to the meter after an overflow. An aggregate counts its
+  // records, is placed at its last call's end, and carries no intensity kind.
   auto st = db->Prepare(fmt::format(
-      "SELECT {}, source, COUNT(*), SUM(total_j), SUM(grams), SUM(embodied_grams), "
-      "GROUP_CONCAT(DISTINCT intensity_kind) FROM invocations "
+      "SELECT {}, source, SUM(n), SUM(total_j), SUM(grams), SUM(embodied_grams), "
+      "GROUP_CONCAT(DISTINCT intensity_kind) FROM ("
+      "SELECT function, end_ns, source, 1 AS n, total_j, grams, embodied_grams, intensity_kind "
+      "FROM invocations UNION ALL "
+      "SELECT function, last_end_ns, source, records, total_j, grams, embodied_grams, NULL "
+      "FROM overflow_aggregates) "
       "WHERE end_ns >= ?1 AND end_ns < ?2 AND (?3 = '' OR function = ?3) GROUP BY 1, 2 ORDER BY 1, 2",
       by_hour ? kHourExpr : "function"));
   if (!st) return std::unexpected(st.error());

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -177,6 +178,44 @@ TEST_F(CarbonQueryTest, MissingLedgerIsNotFoundWithAHint) {
   EXPECT_EQ(r.error().code(), junction::ErrorCode::kNotFound);
   EXPECT_NE(r.error().message().find("[energy]"), std::string::npos);
   EXPECT_FALSE(ParseGroupBy("day").has_value());
+}
+
+// Calls the ledger folded into overflow_aggregates because its queue was full are still billed:
+// the report counts them with their function, and the functions add up to the meter.
+TEST_F(CarbonQueryTest, CallsFoldedByAFullLedgerQueueAreInTheReport) {
+  constexpr int kCalls = 400;
+  std::uint64_t aggregated = 0;
+  {
+    auto l = energy::Ledger::Open({.path = path_, .producers = 1, .queue_capacity = 8, .max_batch = 8,
+                                   .flush_interval = std::chrono::milliseconds(200)});
+    ASSERT_TRUE(l.has_value()) << l.error().message();
+    for (int i = 0; i < kCalls; ++i) {
+      auto r = (*l)->Push(0, Call("a", kT0 + kHour / 2 + i, 0.5, 100.0));
+      ASSERT_TRUE(r.has_value());
+      if (r->aggregated) ++aggregated;
+    }
+    ASSERT_TRUE((*l)->PushInterval(Interval(kT0 + kHour / 2 + kCalls, 0.5 * kCalls, 10.0, 1.0, 100.0))
+                    .has_value());
+    ASSERT_TRUE((*l)->Close().has_value());
+  }
+  ASSERT_GT(aggregated, 0u) << "the queue never filled: the test proves nothing";
+  auto r = QueryCarbon(path_, CarbonQuery{});
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  double functions_j = 0, node_j = 0, meter_j = 0;
+  long long calls = 0;
+  for (const CarbonRow& row : r->rows) {
+    if (row.kind == CarbonRow::Kind::kFunction) {
+      functions_j += row.joules;
+      calls += row.calls;
+    } else if (row.kind == CarbonRow::Kind::kNode) {
+      node_j += row.joules;
+    } else if (row.kind == CarbonRow::Kind::kMeter) {
+      meter_j += row.joules;
+    }
+  }
+  EXPECT_EQ(calls, kCalls) << aggregated << " of them were folded";
+  EXPECT_NEAR(functions_j, 0.5 * kCalls, 1e-9);
+  EXPECT_NEAR(functions_j + node_j, meter_j, 1e-9);
 }
 
 }  // namespace
