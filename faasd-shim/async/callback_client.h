@@ -27,8 +27,9 @@ struct CallbackUrl {
   std::string target;  // path and query: "/" when the URL has none
 };
 
-// Errors (kInvalidArgument): not http://, no host, a host that is not an IPv4 literal or
-// localhost, a bad port, a fragment-only or space-holding URL.
+// The URLs junction::http::ParseHttpUrl takes (the node's HTTP client). Errors
+// (kInvalidArgument, naming X-Callback-Url): not http://, no host, a host that is not an IPv4
+// literal or localhost, a bad port, user info, whitespace or control bytes.
 junction::Status<CallbackUrl> ParseCallbackUrl(std::string_view url);
 
 using HeaderList = std::vector<std::pair<std::string, std::string>>;
