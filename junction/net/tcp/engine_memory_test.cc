@@ -10,17 +10,17 @@
 
 #include "junction/net/stack.h"
 #include "junction/net/tcp/engine.h"
+#include "junction/net/tcp/engine_test_clock.h"
 #include "junction/net/tcp/segment.h"
 
 namespace junction::net::tcp {
 namespace {
 
-std::int64_t g_now = 1'000'000'000;
-std::int64_t FakeNow() { return g_now; }
-constexpr std::int64_t kMs = 1'000'000;
-
-const Ipv4Addr kUs(10, 0, 0, 1);
-const Ipv4Addr kPeer(10, 0, 0, 2);
+using engine_test::FakeNow;
+using engine_test::g_now;
+using engine_test::kMs;
+using engine_test::kPeer;
+using engine_test::kUs;
 
 // Keeps the last segment the engine sent (enough to follow a handshake).
 class LastTx final : public TcpTx {
