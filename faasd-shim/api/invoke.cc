@@ -49,13 +49,6 @@ std::string NewCallUuid() {
   return out;
 }
 
-// Seconds with six decimals ("0.000007"), as the watchdog's X-Duration-Seconds.
-std::string SecondsText(double seconds) {
-  char buf[32];
-  const auto r = std::to_chars(buf, buf + sizeof(buf), seconds, std::chars_format::fixed, 6);
-  return std::string(buf, r.ptr);
-}
-
 // Call ids: per kthread counters tagged with the core, so no core shares a counter.
 std::uint64_t NextCallId() {
   thread_local std::uint64_t seq = 0;
@@ -108,7 +101,10 @@ RouteHandler MakeInvokeHandler(const instances::InstanceManager* manager, billin
     const std::uint64_t call_id = NextCallId();
     std::string call_id_text;
     const auto given_call_id = req.headers.Find("X-Call-Id");
-    call_id_text = given_call_id ? std::string(*given_call_id) : NewCallUuid();
+    // A client's own id is kept (the parser has held it to a field value's rules already; the
+    // check is for callers that build requests themselves, like the async queue).
+    call_id_text = given_call_id && junction::http::IsValidFieldValue(*given_call_id) ? std::string(*given_call_id)
+                                                                                     : NewCallUuid();
     const std::int64_t start_unix = UnixNs();
     std::string start_text = std::to_string(start_unix);
     // The function sees the call id and start time among its headers, as behind the gateway.
@@ -171,27 +167,40 @@ RouteHandler MakeInvokeHandler(const instances::InstanceManager* manager, billin
                         .bytes_out = reply.body.size(),
                         .measured = MeasuredJoules(fn_resp.energy)});
     }
-    // Room for the headers below at once, not a regrowth (moving every string) per few.
-    reply.headers.reserve(reply.headers.size() + 10);
-    reply.headers.emplace_back("X-Call-Id", std::move(call_id_text));
-    reply.headers.emplace_back("X-Start-Time", std::move(start_text));  // the function is done with it
-    reply.headers.emplace_back("X-Served-By", "faasnode/" FAASNODE_VERSION);
-    reply.headers.emplace_back("X-Duration-Seconds", SecondsText(seconds));
+    // The node's own fields, formatted straight into the head's header lines: their names are
+    // constants and their values are ours (digits, a UUID, fixed words) or the request's own
+    // X-Call-Id, which the parser already held to a field value's rules; so no per-field copy,
+    // allocation or check (junction/http Reply::header_lines).
+    std::string& lines = reply.header_lines;
+    lines.reserve(lines.size() + 384);
+    junction::http::AppendHeaderLine(lines, "X-Call-Id", call_id_text);
+    junction::http::AppendHeaderLine(lines, "X-Start-Time", start_text);
+    junction::http::AppendHeaderLine(lines, "X-Served-By", "faasnode/" FAASNODE_VERSION);
+    char num[64];
+    const auto seconds_text = std::to_chars(num, num + sizeof(num), seconds, std::chars_format::fixed, 6);
+    junction::http::AppendHeaderLine(lines, "X-Duration-Seconds", std::string_view(num, seconds_text.ptr));
     if (biller != nullptr && biller->response_headers()) {
       // The estimate at completion; the ledger row is the final bill (see energy_biller.h).
       const billing::CallEstimate e = biller->EstimateCall(ran.cycles);
-      reply.headers.emplace_back("X-Energy-Joules", fmt::format("{:.6g}", e.joules));
-      reply.headers.emplace_back("X-Carbon-Grams", fmt::format("{:.6g}", e.grams));
-      reply.headers.emplace_back("X-Energy-Source", e.sources.ToString());
-      reply.headers.emplace_back("X-Energy-Estimate", ran.on_cpu ? "on-cpu" : "upper-bound");
+      auto general = [&num](double v) {
+        const auto r = std::to_chars(num, num + sizeof(num), v, std::chars_format::general, 6);
+        return std::string_view(num, r.ptr);
+      };
+      junction::http::AppendHeaderLine(lines, "X-Energy-Joules", general(e.joules));
+      junction::http::AppendHeaderLine(lines, "X-Carbon-Grams", general(e.grams));
+      junction::http::AppendHeaderLine(lines, "X-Energy-Source", e.sources.ToString());
+      junction::http::AppendHeaderLine(lines, "X-Energy-Estimate", ran.on_cpu ? "on-cpu" : "upper-bound");
       // How the grams' carbon intensity was obtained, in the ledger's intensity_kind words:
       // constant (configured g/kWh) | measured (a trace row) | interpolated | held (a trace gap,
       // filled per [energy] carbon_gaps).
-      reply.headers.emplace_back("X-Carbon-Intensity-Kind", energy::carbon::IntensityKindName(e.intensity_kind));
+      junction::http::AppendHeaderLine(lines, "X-Carbon-Intensity-Kind",
+                                       energy::carbon::IntensityKindName(e.intensity_kind));
     }
     if (outcome.cold_start) {
-      reply.headers.emplace_back("X-Cold-Start-Seconds",
-                                 fmt::format("{:.6f}", std::chrono::duration<double>(outcome.cold_start_time).count()));
+      const auto r = std::to_chars(num, num + sizeof(num),
+                                   std::chrono::duration<double>(outcome.cold_start_time).count(),
+                                   std::chars_format::fixed, 6);
+      junction::http::AppendHeaderLine(lines, "X-Cold-Start-Seconds", std::string_view(num, r.ptr));
     }
   };
 }

@@ -250,15 +250,19 @@ void AsyncQueue::RunFunction(QueuedCall& call) {
   r.seconds = std::chrono::duration<double>(sched::Clock::now() - t0).count();
   r.status = reply.status;
   r.body = std::move(reply.body);
+  // The function's headers and the node's own (the header lines), less those the callback
+  // sets itself.
+  auto own = [](std::string_view k) {
+    return junction::http::EqualsIgnoreCase(k, "X-Call-Id") || junction::http::EqualsIgnoreCase(k, "X-Duration-Seconds") ||
+           junction::http::EqualsIgnoreCase(k, "X-Function-Status") ||
+           junction::http::EqualsIgnoreCase(k, "X-Function-Name");
+  };
   for (auto& [k, v] : reply.headers) {
-    // These the callback sets itself.
-    if (junction::http::EqualsIgnoreCase(k, "X-Call-Id") || junction::http::EqualsIgnoreCase(k, "X-Duration-Seconds") ||
-        junction::http::EqualsIgnoreCase(k, "X-Function-Status") ||
-        junction::http::EqualsIgnoreCase(k, "X-Function-Name")) {
-      continue;
-    }
-    r.headers.emplace_back(std::move(k), std::move(v));
+    if (!own(k)) r.headers.emplace_back(std::move(k), std::move(v));
   }
+  (void)junction::http::ForEachHeaderLine(reply.header_lines, [&](std::string_view k, std::string_view v) {
+    if (!own(k)) r.headers.emplace_back(std::string(k), std::string(v));
+  });
   call.result = std::move(r);
   Op op;
   op.kind = Op::Kind::kResult;

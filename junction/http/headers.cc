@@ -46,6 +46,30 @@ bool IsValidFieldValue(std::string_view s) {
   return true;
 }
 
+void AppendHeaderLine(std::string& lines, std::string_view name, std::string_view value) {
+  lines.append(name);
+  lines.append(": ");
+  lines.append(value);
+  lines.append("\r\n");
+}
+
+bool ForEachHeaderLine(std::string_view lines,
+                       const std::function<void(std::string_view name, std::string_view value)>& fn) {
+  while (!lines.empty()) {
+    const std::size_t end = lines.find("\r\n");
+    if (end == std::string_view::npos) return false;
+    const std::string_view line = lines.substr(0, end);
+    const std::size_t colon = line.find(": ");
+    if (colon == std::string_view::npos) return false;
+    const std::string_view name = line.substr(0, colon);
+    const std::string_view value = line.substr(colon + 2);
+    if (!IsToken(name) || !IsValidFieldValue(value)) return false;
+    fn(name, value);
+    lines.remove_prefix(end + 2);
+  }
+  return true;
+}
+
 std::string_view TrimOws(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);

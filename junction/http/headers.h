@@ -13,7 +13,9 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -66,5 +68,13 @@ bool IsValidFieldValue(std::string_view s);
 
 // Whitespace RFC 9110 calls OWS (space, tab) removed from both ends.
 std::string_view TrimOws(std::string_view s);
+
+// Header lines as a server's handler may pre-format them (Reply::header_lines): "Name: value"
+// and CRLF each. AppendHeaderLine writes one, unchecked (the caller vouches for the name and
+// value); ForEachHeaderLine calls fn(name, value) for each well-formed line, in order, and
+// returns false if a line is malformed (not a token, no ": ", no CRLF, a CR/LF/NUL inside).
+void AppendHeaderLine(std::string& lines, std::string_view name, std::string_view value);
+bool ForEachHeaderLine(std::string_view lines,
+                       const std::function<void(std::string_view name, std::string_view value)>& fn);
 
 }  // namespace junction::http

@@ -61,5 +61,28 @@ TEST(HeadersTest, TokenAndFieldValueChecks) {
   EXPECT_FALSE(IsValidFieldValue(std::string_view("a\0b", 3)));
 }
 
+TEST(HeadersTest, HeaderLinesRoundTrip) {
+  std::string lines;
+  AppendHeaderLine(lines, "X-Call-Id", "abc");
+  AppendHeaderLine(lines, "X-Empty", "");
+  EXPECT_EQ(lines, "X-Call-Id: abc\r\nX-Empty: \r\n");
+  std::vector<std::pair<std::string, std::string>> got;
+  EXPECT_TRUE(ForEachHeaderLine(lines, [&](std::string_view n, std::string_view v) { got.emplace_back(n, v); }));
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0], (std::pair<std::string, std::string>{"X-Call-Id", "abc"}));
+  EXPECT_EQ(got[1], (std::pair<std::string, std::string>{"X-Empty", ""}));
+  EXPECT_TRUE(ForEachHeaderLine("", [](std::string_view, std::string_view) { ADD_FAILURE(); }));
+  auto count = [](std::string_view l) {
+    int n = 0;
+    const bool ok = ForEachHeaderLine(l, [&](std::string_view, std::string_view) { ++n; });
+    return ok ? n : -1;
+  };
+  EXPECT_EQ(count("A: 1\r\nB: 2"), -1) << "no CRLF at the end";
+  EXPECT_EQ(count("A 1\r\n"), -1) << "no colon";
+  EXPECT_EQ(count("A B: 1\r\n"), -1) << "not a token";
+  EXPECT_EQ(count(std::string_view("A: 1\0\r\n", 7)), -1) << "NUL in the value";
+  EXPECT_EQ(count("A: 1\r\nB: 2\r\n"), 2);
+}
+
 }  // namespace
 }  // namespace junction::http

@@ -43,6 +43,14 @@ Status<void> ResponseWriter::AddHeader(std::string_view name, std::string_view v
   return {};
 }
 
+void ResponseWriter::AddHeaderLines(std::string_view lines) {
+  assert(state_ == State::kHeaders && "AddHeaderLines after the head ended or before Start");
+  assert(ForEachHeaderLine(lines, [](std::string_view name, std::string_view) {
+           assert(detail::CheckNotFraming(name, "ResponseWriter").has_value() && "a framing header line");
+         }) && "malformed header lines");
+  out_.append(lines);
+}
+
 void ResponseWriter::AddDate(std::time_t now) {
   assert(state_ == State::kHeaders);
   detail::AppendField(out_, "Date", CachedHttpDate(now));

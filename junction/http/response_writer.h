@@ -62,6 +62,11 @@ class ResponseWriter {
   // RFC 9110 token, the value holds CR, LF or NUL, or the name is Content-Length,
   // Transfer-Encoding or Connection (the writer's own: use Finish/BeginChunked/SetClose).
   [[nodiscard]] Status<void> AddHeader(std::string_view name, std::string_view value);
+  // Header lines the caller formatted itself ("Name: value" CRLF each, AppendHeaderLine),
+  // appended verbatim: for fields a server generates per response and vouches for (names are
+  // tokens, values hold no CR, LF or NUL, none is a framing field), so they skip AddHeader's
+  // checks and copies. Debug builds check them anyway.
+  void AddHeaderLines(std::string_view lines);
   // "Date: <IMF-fixdate>" for `now` (RFC 9110 section 5.6.7), formatted once per second per
   // thread.
   void AddDate(std::time_t now);

@@ -142,6 +142,7 @@ bool Server::Respond(const Request& req, std::string& out, bool close, net::TcpC
     // is dropped rather than allowed to corrupt the response head.
     (void)w.AddHeader(k, v);
   }
+  if (!resp.header_lines.empty()) w.AddHeaderLines(resp.header_lines);
   w.AddDate(std::time(nullptr));
   // Read after the handler: a shutdown that began while it ran still closes this connection.
   if (resp.close || close || draining_.load(std::memory_order_acquire)) w.SetClose();

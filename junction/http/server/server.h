@@ -54,7 +54,11 @@ struct ServerOptions {
 // Content-Length, Transfer-Encoding and Connection are the server's to write.
 struct Reply {
   int status = 200;
-  std::vector<std::pair<std::string, std::string>> headers;
+  std::vector<std::pair<std::string, std::string>> headers;  // checked as they are written
+  // Lines the handler formatted itself (AppendHeaderLine), written after `headers` without
+  // checks or copies: for the fields a handler generates on every call and vouches for (a
+  // token name, no CR/LF/NUL in the value, no framing field).
+  std::string header_lines;
   std::string body;
   bool close = false;  // close the connection after this response
   // A streamed body (a log follow, say). When set, `body` is ignored: the server sends the

@@ -28,6 +28,8 @@ void EchoHandler(const Request& req, Reply& resp) {
   }
   resp.headers.emplace_back("Content-Type", "text/plain");
   resp.headers.emplace_back("X-Path", std::string(req.path));
+  AppendHeaderLine(resp.header_lines, "X-Line", "pre-formatted");
+  AppendHeaderLine(resp.header_lines, "X-Line-Two", "two");
   resp.body = std::string(req.method_name) + " " + std::string(req.path) + "?" + std::string(req.query) +
               " " + std::string(req.body);
 }
@@ -36,7 +38,16 @@ struct Got {
   int status = 0;
   std::string body;
   bool keep_alive = true;
+  std::string x_path, x_line, x_line_two;  // headers of EchoHandler's replies
 };
+
+Got FromResponse(const Response& r) {
+  Got g{r.status, std::string(r.body), r.keep_alive};
+  g.x_path = std::string(r.headers.Find("X-Path").value_or(""));
+  g.x_line = std::string(r.headers.Find("X-Line").value_or(""));
+  g.x_line_two = std::string(r.headers.Find("X-Line-Two").value_or(""));
+  return g;
+}
 
 // Sends raw bytes and reads `count` responses (or until EOF).
 std::vector<Got> Exchange(net::Stack& stack, Endpoint ep, std::string_view bytes, int count,
@@ -57,13 +68,16 @@ std::vector<Got> Exchange(net::Stack& stack, Endpoint ep, std::string_view bytes
       break;
     }
     if (*r != nullptr) {
-      replies.push_back({(*r)->status, std::string((*r)->body), (*r)->keep_alive});
+      replies.push_back(FromResponse(**r));
       continue;
     }
     auto n = conn->Read(std::as_writable_bytes(std::span(buf)), Clock::now() + 3s);
     if (!n || *n == 0) {
       auto last = parser.FinishAtEof();
-      if (last && *last != nullptr) replies.push_back({(*last)->status, std::string((*last)->body), false});
+      if (last && *last != nullptr) {
+        replies.push_back(FromResponse(**last));
+        replies.back().keep_alive = false;
+      }
       break;
     }
     parser.Feed(std::string_view(buf, *n));
@@ -148,6 +162,12 @@ TEST_P(ServerTest, HeadGetsHeadersWithoutABody) {
     ASSERT_EQ(r.size(), 2u);
     EXPECT_EQ(r[0].status, 200);
     EXPECT_EQ(r[0].body, "");
+    // Checked headers and the handler's pre-formatted header lines, on HEAD and GET alike.
+    for (const Got& g : r) {
+      EXPECT_EQ(g.x_path, g.status == 200 && &g == &r[0] ? "/h" : "/g");
+      EXPECT_EQ(g.x_line, "pre-formatted");
+      EXPECT_EQ(g.x_line_two, "two");
+    }
   });
 }
 
