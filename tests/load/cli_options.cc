@@ -235,8 +235,9 @@ Status<LoadOptions> BuildLoadOptions(const CliArgs& a) {
       for (auto& arg : SplitSpaces(a.dpdk_eal)) d2.eal_args.push_back(std::move(arg));
     }
     d2.port = a.dpdk_port;
-  } else if (!a.dpdk_eal.empty() || !a.dpdk_ip.empty() || !a.dpdk_gw.empty()) {
-    return Bad("--dpdk-eal/--dpdk-ip/--dpdk-gw need --backend dpdk");
+    if (a.dpdk_idle_poll_us != 0) d2.idle_poll_max_us = a.dpdk_idle_poll_us;
+  } else if (!a.dpdk_eal.empty() || !a.dpdk_ip.empty() || !a.dpdk_gw.empty() || a.dpdk_idle_poll_us != 0) {
+    return Bad("--dpdk-eal/--dpdk-ip/--dpdk-gw/--dpdk-idle-poll-us need --backend dpdk");
   }
   if (auto v = ValidateLoadOptions(o); !v) return std::unexpected(v.error());
   return o;

@@ -34,6 +34,7 @@ struct CliArgs {
   std::string dpdk_ip;
   std::string dpdk_gw;
   std::string dpdk_port;
+  std::uint32_t dpdk_idle_poll_us = 0;  // 0: the stack's default
   std::string json_out;
   std::string hist_out;
   bool quiet = false;

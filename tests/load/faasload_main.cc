@@ -42,6 +42,9 @@ int main(int argc, char** argv) {
   app.add_option("--dpdk-eal", args.dpdk_eal, "dpdk: EAL arguments, space separated");
   app.add_option("--dpdk-ip", args.dpdk_ip, "dpdk: our address with prefix, e.g. 10.79.0.3/24");
   app.add_option("--dpdk-gw", args.dpdk_gw, "dpdk: gateway address");
+  app.add_option("--dpdk-idle-poll-us", args.dpdk_idle_poll_us,
+                 "dpdk: longest idle poll back-off on ports without rx interrupts (memif), us "
+                 "(default: the stack's, 2000)");
   app.add_option("--dpdk-port", args.dpdk_port, "dpdk: ethdev name (default: the first port)");
   app.add_option("--json", args.json_out, "write the JSON report here");
   app.add_option("--hist", args.hist_out, "write the latency percentile distribution here");
