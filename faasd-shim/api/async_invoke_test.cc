@@ -47,7 +47,9 @@ class AsyncInvoke : public ::testing::Test {
           auto q = async::AsyncQueue::Open(o, Echo, &stack);
           EXPECT_TRUE(q) << q.error().message();
           queue_ = std::move(*q);
-          if (workers) EXPECT_TRUE(queue_->Start());
+          if (workers) {
+            EXPECT_TRUE(queue_->Start());
+          }
           router_.Prefix("/async-function/", MakeAsyncInvokeHandler(queue_.get(), "faasnode/test"));
           router_.Exact("/stop-queue", [this](const Request&, std::string_view, Reply& r) {
             queue_->Stop();

@@ -297,7 +297,7 @@ void AsyncQueue::Process(std::unique_ptr<QueuedCall> call) {
   headers.emplace_back("X-Function-Status", std::to_string(r.status));
   headers.emplace_back("X-Function-Name", call->function);
   headers.emplace_back("X-Call-Id", call->call_id);
-  auto answered = PostCallback(*stack_, *url, headers, r.body, sched::Clock::now() + options_.callback_timeout);
+  auto answered = PostCallback(*stack_, call->callback_url, headers, r.body, sched::Clock::now() + options_.callback_timeout);
   call->attempts += 1;
   const bool ok = answered && *answered != 429 && *answered < 500;
   if (ok) {

@@ -4,10 +4,9 @@
 #include <fmt/format.h>
 
 
+#include "junction/http/client/client.h"
 #include "junction/http/client/url.h"
 #include "junction/http/headers.h"
-#include "junction/http/request_writer.h"
-#include "junction/http/response_parser.h"
 
 namespace faasnode::async {
 
@@ -25,50 +24,25 @@ junction::Status<CallbackUrl> ParseCallbackUrl(std::string_view url) {
   return CallbackUrl{.endpoint = u->endpoint, .host = std::move(u->host), .target = std::move(u->target)};
 }
 
-junction::Status<int> PostCallback(junction::net::Stack& stack, const CallbackUrl& url, const HeaderList& headers,
+junction::Status<int> PostCallback(junction::net::Stack& stack, std::string_view url, const HeaderList& headers,
                                    std::string_view body, junction::sched::Deadline deadline) {
-  std::string out;
-  junction::http::RequestWriter w(out);
-  if (auto s = w.Start(junction::http::Method::kPost, url.target); !s) return std::unexpected(s.error());
-  (void)w.AddHeader("Host", url.host);
+  // The client refuses a bad field rather than skip it; a callback carries the function's own
+  // headers, so those the writer would refuse (framing fields, bad names or values) are
+  // dropped here, as the callback's contract says.
+  std::vector<junction::http::Header> fields;
+  fields.reserve(headers.size());
   for (const auto& [k, v] : headers) {
-    if (junction::http::EqualsIgnoreCase(k, "Host")) continue;
-    (void)w.AddHeader(k, v);  // framing fields and bad values are refused by the writer: skipped
+    const bool framing = junction::http::EqualsIgnoreCase(k, "Content-Length") ||
+                         junction::http::EqualsIgnoreCase(k, "Transfer-Encoding") ||
+                         junction::http::EqualsIgnoreCase(k, "Connection");
+    if (framing || !junction::http::IsToken(k) || !junction::http::IsValidFieldValue(v)) continue;
+    fields.push_back({k, v});
   }
-  w.SetClose();
-  w.Finish(body);
-  auto conn = stack.Connect(url.endpoint, deadline);
-  if (!conn) {
-    return MakeError(conn.error().code(),
-                     fmt::format("connecting to {}: {}", url.endpoint.ToString(), conn.error().message()));
-  }
-  if (auto s = conn->Write(std::as_bytes(std::span(out.data(), out.size())), deadline); !s) {
-    return std::unexpected(s.error());
-  }
-  junction::http::ResponseParser parser;
-  parser.ExpectResponseTo(junction::http::Method::kPost);
-  while (true) {
-    auto r = parser.Next();
-    if (!r) return std::unexpected(r.error());
-    if (*r != nullptr) {
-      if ((*r)->is_interim()) continue;
-      return (*r)->status;
-    }
-    std::span<char> space = parser.WritableSpace(4096);
-    auto n = conn->Read(std::as_writable_bytes(space), deadline);
-    if (!n) return std::unexpected(n.error());
-    if (*n == 0) {
-      parser.Commit(0);
-      auto last = parser.FinishAtEof();
-      if (!last) return std::unexpected(last.error());
-      if (*last == nullptr || (*last)->is_interim()) {
-        return MakeError(ErrorCode::kIo,
-                         fmt::format("{} closed the connection without a response", url.endpoint.ToString()));
-      }
-      return (*last)->status;
-    }
-    parser.Commit(*n);
-  }
+  junction::http::Client client(&stack, {.keep_alive = false});
+  auto r = client.Do({.method = junction::http::Method::kPost, .url = url, .headers = fields, .body = body,
+                      .deadline = deadline});
+  if (!r) return std::unexpected(r.error());
+  return r->status;
 }
 
 }  // namespace faasnode::async

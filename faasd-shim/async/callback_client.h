@@ -34,10 +34,11 @@ junction::Status<CallbackUrl> ParseCallbackUrl(std::string_view url);
 
 using HeaderList = std::vector<std::pair<std::string, std::string>>;
 
-// POSTs `body` with `headers` (framing headers among them are skipped) and returns the
-// status the receiver answered. Errors: connect/read/write failures and a malformed or
-// missing response (kIo, kTimedOut past `deadline`).
-junction::Status<int> PostCallback(junction::net::Stack& stack, const CallbackUrl& url, const HeaderList& headers,
+// POSTs `body` with `headers` (framing fields and fields the writer would refuse are skipped)
+// to `url` (one ParseCallbackUrl accepts) through the node's HTTP client, one connection per
+// call, and returns the status the receiver answered. Errors: the client's (connect, read and
+// write failures, a malformed or missing response: kIo; kTimedOut past `deadline`).
+junction::Status<int> PostCallback(junction::net::Stack& stack, std::string_view url, const HeaderList& headers,
                                    std::string_view body, junction::sched::Deadline deadline);
 
 }  // namespace faasnode::async
