@@ -25,15 +25,6 @@ namespace {
 std::string_view View(faasnode_str s) { return s.size == 0 ? std::string_view() : std::string_view(s.data, s.size); }
 faasnode_str Str(std::string_view s) { return faasnode_str{s.data(), s.size()}; }
 
-junction::http::Method MethodFromName(std::string_view name) {
-  using junction::http::Method;
-  for (Method m : {Method::kGet, Method::kHead, Method::kPost, Method::kPut, Method::kDelete, Method::kPatch,
-                   Method::kOptions, Method::kTrace}) {
-    if (junction::http::MethodName(m) == name) return m;
-  }
-  return Method::kOther;
-}
-
 int ResultFor(junction::ErrorCode code) {
   switch (code) {
     case junction::ErrorCode::kInvalidArgument: return FAASNODE_ERR_INVALID;
@@ -65,8 +56,8 @@ int HostHttpRequest(faasnode_response* r, const faasnode_http_request* rq, faasn
     return fail(FAASNODE_ERR_UNAVAILABLE, "http_request: outbound HTTP needs a uthread of the node's runtime, "
                                           "not a plain thread");
   }
-  const junction::http::Method method = MethodFromName(View(rq->method));
-  if (method == junction::http::Method::kOther) {
+  const junction::http::Method method = junction::http::MethodFromName(View(rq->method));
+  if (method == junction::http::Method::kOther || method == junction::http::Method::kConnect) {
     return fail(FAASNODE_ERR_INVALID,
                 fmt::format("http_request: method \"{}\" is not GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS or "
                             "TRACE (upper case)",

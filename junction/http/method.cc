@@ -29,4 +29,12 @@ std::string_view MethodName(Method method) {
   return "";
 }
 
+Method MethodFromName(std::string_view name) {
+  for (Method m : {Method::kGet, Method::kHead, Method::kPost, Method::kPut, Method::kDelete, Method::kPatch,
+                   Method::kOptions, Method::kTrace, Method::kConnect}) {
+    if (MethodName(m) == name) return m;
+  }
+  return Method::kOther;
+}
+
 }  // namespace junction::http

@@ -22,4 +22,8 @@ enum class Method : std::uint8_t {
 // "GET" for kGet, ...; "" for kOther. The view refers to static storage.
 std::string_view MethodName(Method method);
 
+// The method a name (exact, upper case) stands for: "GET" is kGet, ...; kOther for any other
+// text. The inverse of MethodName for the named methods.
+Method MethodFromName(std::string_view name);
+
 }  // namespace junction::http

@@ -34,6 +34,13 @@ TEST(StatusCodesTest, MethodNames) {
   EXPECT_EQ(MethodName(Method::kHead), "HEAD");
   EXPECT_EQ(MethodName(Method::kPatch), "PATCH");
   EXPECT_EQ(MethodName(Method::kOther), "");
+  for (Method m : {Method::kGet, Method::kHead, Method::kPost, Method::kPut, Method::kDelete, Method::kPatch,
+                   Method::kOptions, Method::kTrace, Method::kConnect}) {
+    EXPECT_EQ(MethodFromName(MethodName(m)), m) << MethodName(m);
+  }
+  EXPECT_EQ(MethodFromName("get"), Method::kOther) << "names are case-sensitive (RFC 9110 9.1)";
+  EXPECT_EQ(MethodFromName("PROPFIND"), Method::kOther);
+  EXPECT_EQ(MethodFromName(""), Method::kOther);
 }
 
 }  // namespace

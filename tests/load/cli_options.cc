@@ -23,12 +23,8 @@ std::unexpected<Error> Bad(std::string message) {
 }
 
 Status<Method> ParseMethod(std::string_view text) {
-  static constexpr Method kAll[] = {Method::kGet,   Method::kHead,    Method::kPost,
-                                    Method::kPut,   Method::kDelete,  Method::kPatch,
-                                    Method::kOptions, Method::kTrace};
-  for (Method m : kAll) {
-    if (junction::http::MethodName(m) == text) return m;
-  }
+  const Method m = junction::http::MethodFromName(text);
+  if (m != Method::kOther && m != Method::kConnect) return m;
   return Bad(fmt::format("unknown method '{}': use GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS or TRACE",
                          text));
 }
