@@ -132,6 +132,38 @@ void Core::SetAccount(AccountId account) {
 // ---------------------------------------------------------------------------------------
 // Switching.
 
+// `prev` has switched out to park: it is parked now unless an Unpark() came while it was
+// switching out, in which case it keeps running (queued again).
+__attribute__((always_inline)) inline void Core::FinishPark(detail::Thread* prev) {
+  std::uint32_t expected = detail::kParkRunning;
+  if (!prev->park_state.compare_exchange_strong(expected, detail::kParkParked,
+                                                std::memory_order_acq_rel)) {
+    prev->park_state.store(detail::kParkRunning, std::memory_order_relaxed);
+    PushLocal(prev);
+  }
+}
+
+__attribute__((always_inline)) inline void Core::AfterSwitch(detail::ctx::transfer_t t) {
+  auto* op = static_cast<PostSwitch*>(t.data);
+  detail::Thread* prev = op->prev;
+  prev->ctx = t.fctx;
+  // The yield's and the join's own cases, kept out of HandlePost's switch: one call fewer on
+  // every yield and on every spawn+join.
+  if (op->kind == PostSwitch::kYield) [[likely]] {
+    if (!prev->is_idle_context) op->core->PushLocal(prev);
+    return;
+  }
+  if (op->kind == PostSwitch::kPark) {
+    op->core->FinishPark(prev);
+    return;
+  }
+  if (op->kind == PostSwitch::kExitToJoiner) {
+    prev->join_word.store(detail::kJoinExited, std::memory_order_release);
+    return;
+  }
+  op->core->HandlePost(op);
+}
+
 // Inlined into its callers on purpose: every function that called into the switch before it
 // happened returns after it, on a stack the return-address predictor has not seen, and each
 // such return costs a mispredict. Fewer frames across the switch, fewer mispredicts.
@@ -166,11 +198,6 @@ __attribute__((always_inline)) inline void Core::SwitchTo(detail::Thread* next, 
   AfterSwitch(t);
 }
 
-void Core::AfterSwitch(detail::ctx::transfer_t t) {
-  auto* op = static_cast<PostSwitch*>(t.data);
-  op->prev->ctx = t.fctx;
-  op->core->HandlePost(op);
-}
 
 void Core::HandlePost(PostSwitch* op) {
   detail::Thread* prev = op->prev;
@@ -181,16 +208,9 @@ void Core::HandlePost(PostSwitch* op) {
     case PostSwitch::kYield:
       if (!prev->is_idle_context) PushLocal(prev);
       break;
-    case PostSwitch::kPark: {
-      std::uint32_t expected = detail::kParkRunning;
-      if (!prev->park_state.compare_exchange_strong(expected, detail::kParkParked,
-                                                    std::memory_order_acq_rel)) {
-        // Unpark() came while it was switching out: it keeps running.
-        prev->park_state.store(detail::kParkRunning, std::memory_order_relaxed);
-        PushLocal(prev);
-      }
+    case PostSwitch::kPark:
+      FinishPark(prev);
       break;
-    }
     case PostSwitch::kUnlock:
       op->lock->unlock();
       break;
@@ -242,9 +262,18 @@ std::uint64_t Core::NowIfNeeded() const {
   return next_timer_tsc_ != UINT64_MAX || !poll_hooks_.empty() ? Rdtsc() : 0;
 }
 
-detail::Thread* Core::PickNext(std::uint64_t now) {
+__attribute__((always_inline)) inline bool Core::MailWaiting() const {
+  for (int i = 0; i < num_cores_; ++i) {
+    if (i != index_ && mailboxes_[i].MaybeNonEmpty()) return true;
+  }
+  return false;
+}
+
+// Inlined into every switch path: it runs on each yield, and the call was a measurable part
+// of one (runtime.md).
+__attribute__((always_inline)) inline detail::Thread* Core::PickNext(std::uint64_t now) {
   if (inbox_.MaybeNonEmpty()) DrainInbox();
-  DrainMail();
+  if (MailWaiting()) DrainMail();
   if (now != 0) {
     // Timers and poll hooks run on the idle context, never here: the thread switching out
     // may hold a spinlock that a timer's callback needs (released only after the switch).
@@ -277,6 +306,13 @@ __attribute__((always_inline)) inline void Core::Park() {
   PostSwitch op{PostSwitch::kPark};
   const std::uint64_t now = NowIfNeeded();
   SwitchTo(PickNext(now), &op, now);
+}
+
+void Core::ParkAndRun(detail::Thread* next) {
+  // A pending permit is not consumed here: HandlePost's kPark finds it and queues this thread
+  // again, which its caller (a Park loop) treats as a spurious wake-up.
+  PostSwitch op{PostSwitch::kPark};
+  SwitchTo(next, &op, NowIfNeeded());
 }
 
 namespace {
@@ -363,13 +399,13 @@ void Core::Exit() {
 void Core::PushLocal(detail::Thread* t) {
   if (t->core != this) t->core = this;
   rq_.Push(t);
-  MaybeWakeIdlePeer();
+  // More work here than this core can run right now, and a peer is asleep: wake one so it
+  // steals. The common "nobody sleeps" answer is looked at here, without a call.
+  if (rt_->num_sleeping().load(std::memory_order_relaxed) != 0) MaybeWakeIdlePeer();
 }
 
 void Core::MaybeWakeIdlePeer() {
-  // More work here than this core can run right now, and a peer is asleep: wake one so it
-  // steals. Throttled so a burst of spawns costs one eventfd write, not one per spawn.
-  if (rt_->num_sleeping().load(std::memory_order_relaxed) == 0) return;
+  // Throttled so a burst of spawns costs one eventfd write, not one per spawn.
   if (rq_.RingSizeHint() < 2) return;
   const std::uint64_t now = Rdtsc();
   if (now - last_peer_kick_tsc_ < spin_cycles_) return;
@@ -415,8 +451,20 @@ Core* NeedCore(const char* what) {
   return c;
 }
 
-void Yield() { NeedCore("Yield")->Yield(); }
-void Park() { NeedCore("Park")->Park(); }
+namespace {
+// t_core read in place, without ThisCore()'s call. Only for the public Yield and Park below:
+// each reads it once, on entry, before its switch, and they are never inlined into a caller
+// that could keep the thread-local's address across a switch (after which the uthread may
+// run on another kthread).
+__attribute__((always_inline)) inline Core* CoreOnEntry(const char* what) {
+  Core* c = t_core;
+  if (c == nullptr) [[unlikely]] return NeedCore(what);  // aborts with the message
+  return c;
+}
+}  // namespace
+
+__attribute__((noinline)) void Yield() { CoreOnEntry("Yield")->Yield(); }
+__attribute__((noinline)) void Park() { CoreOnEntry("Park")->Park(); }
 
 void Ready(detail::Thread* t) {
   Core* home = t->core;
@@ -443,12 +491,6 @@ void Core::DrainInbox() {
   }
 }
 
-bool Core::MailWaiting() const {
-  for (int i = 0; i < num_cores_; ++i) {
-    if (i != index_ && mailboxes_[i].MaybeNonEmpty()) return true;
-  }
-  return false;
-}
 
 void Core::DrainMail() {
   // The wakers set t->core before pushing; nothing here touches the threads' wakers' line.

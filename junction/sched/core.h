@@ -58,10 +58,14 @@ class Core {
   int index() const { return index_; }
   int cpu() const { return cpu_; }
   detail::Thread* current() const { return current_; }
+  Runtime* runtime() const { return rt_; }
 
   // --- called by the uthread running on this core ---
   void Yield();
   void Park();                              // permit-based; see sched.h
+  // Park() that runs `next` (a thread this core has just taken out of its own queue) instead
+  // of asking the queue: a joiner hands the core straight to the thread it waits for.
+  void ParkAndRun(detail::Thread* next);
   bool ParkUntil(std::int64_t deadline_ns);  // false when the deadline passed first
   void SleepUntil(std::int64_t deadline_ns);
   // Parks the current thread; `lock` is released once it is off its stack. If deadline_ns
@@ -100,6 +104,7 @@ class Core {
   void SwitchTo(detail::Thread* next, PostSwitch* op, std::uint64_t now);
   static void AfterSwitch(detail::ctx::transfer_t t);
   void HandlePost(PostSwitch* op);
+  void FinishPark(detail::Thread* prev);
   void ChargeAt(AccountId account, std::uint64_t now);
   void MaybeClose(std::uint64_t now, AccountId account);
   void DrainInbox();

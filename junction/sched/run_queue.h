@@ -47,8 +47,23 @@ class RunQueue {
   }
 
   // Owner only. The next runnable thread in FIFO order, or nullptr.
-  detail::Thread* Pop() {
+  // Owner only. Takes `t` out of the private slot if it is there (a queued thread no thief
+  // can take), so the owner can run it directly; false otherwise.
+  bool TakeIfNext(detail::Thread* t) {
+    if (next_ != t) return false;
+    next_ = nullptr;
+    return true;
+  }
+
+  // The private slot is looked at inline (every yield between two threads takes it); the
+  // rest is a call.
+  __attribute__((always_inline)) detail::Thread* Pop() {
     if (next_ != nullptr) return std::exchange(next_, nullptr);  // oldest, see Push
+    return PopQueued();
+  }
+
+ private:
+  __attribute__((noinline)) detail::Thread* PopQueued() {
     if (pinned_.empty() && overflow_.empty()) return PopRing();  // the common case
     if (!overflow_.empty() && RingSizeHint() == 0) Refill();
     detail::Thread* ring = PeekRingSeq();
@@ -62,6 +77,8 @@ class RunQueue {
     }
     return pinned_.empty() ? nullptr : pinned_.PopFront();
   }
+
+ public:
 
   // Any core. Moves up to half of this ring's threads into `thief` (which must be the
   // calling core's own queue, that of `thief_core`, which becomes their home). Returns how

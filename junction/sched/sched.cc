@@ -17,13 +17,13 @@ namespace {
 std::int64_t ToNs(Deadline d) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(d.time_since_epoch()).count();
 }
-std::atomic<std::uint64_t> g_thread_ids{0};
 }  // namespace
 
 namespace detail {
 
 Status<Thread*> AllocateThread(std::size_t fn_size, std::size_t fn_align, const SpawnOptions& o) {
-  Runtime* rt = Runtime::Current();
+  Core* self = ThisCore();
+  Runtime* rt = self != nullptr ? self->runtime() : Runtime::Current();
   if (rt == nullptr) {
     return MakeError(ErrorCode::kUnavailable, "Spawn: no runtime is running; call it inside Runtime::Run");
   }
@@ -32,7 +32,6 @@ Status<Thread*> AllocateThread(std::size_t fn_size, std::size_t fn_align, const 
                      "Spawn: SpawnOptions::core " + std::to_string(o.core) + " is not a core of the "
                      "runtime (it has " + std::to_string(rt->num_cores()) + ")");
   }
-  Core* self = ThisCore();
   Status<char*> low = self != nullptr ? self->pool().Get() : rt->ExternalStack();
   if (!low) return std::unexpected(low.error());
   const std::size_t size = rt->config().stack_size;
@@ -44,7 +43,6 @@ Status<Thread*> AllocateThread(std::size_t fn_size, std::size_t fn_align, const 
   t->stack_low = *low;
   t->stack_size = size;
   t->stealable = o.stealable;
-  t->id = g_thread_ids.fetch_add(1, std::memory_order_relaxed) + 1;
   if (o.account != accounts::kInherit) {
     t->account = o.account;
   } else {
@@ -58,15 +56,13 @@ Status<Thread*> AllocateThread(std::size_t fn_size, std::size_t fn_align, const 
 }
 
 void StartThread(Thread* t, const SpawnOptions& o) {
-  Runtime* rt = Runtime::Current();
   Core* self = ThisCore();
   Core* target;
-  if (o.core >= 0) {
-    target = rt->core(o.core);
-  } else if (self != nullptr) {
-    target = self;
+  if (o.core < 0 && self != nullptr) {
+    target = self;  // the common case: no runtime lookup
   } else {
-    target = rt->core(rt->NextExternalCore());
+    Runtime* rt = self != nullptr ? self->runtime() : Runtime::Current();
+    target = rt->core(o.core >= 0 ? o.core : rt->NextExternalCore());
   }
   if (target == self) {
     target->PushLocal(t);
@@ -83,9 +79,15 @@ void JoinHandle::Join() {
   assert(t_ != nullptr && "Join on an empty or already joined handle");
   Core* c = NeedCore("JoinHandle::Join");
   detail::Thread* t = std::exchange(t_, nullptr);
-  std::uintptr_t expected = 0;
-  if (t->join_word.compare_exchange_strong(expected, reinterpret_cast<std::uintptr_t>(c->current()),
-                                           std::memory_order_acq_rel)) {
+  const auto self = reinterpret_cast<std::uintptr_t>(c->current());
+  if (c->run_queue().TakeIfNext(t)) {
+    // Queued here and not running: only t's own exit writes join_word, and t cannot exit
+    // before it runs, which is now, right after this store (no atomic RMW needed).
+    t->join_word.store(self, std::memory_order_relaxed);
+    c->ParkAndRun(t);
+    while (t->join_word.load(std::memory_order_acquire) != detail::kJoinExited) Park();
+  } else if (std::uintptr_t expected = 0;
+             t->join_word.compare_exchange_strong(expected, self, std::memory_order_acq_rel)) {
     while (t->join_word.load(std::memory_order_acquire) != detail::kJoinExited) Park();
   }
   ThisCore()->pool().Put(t->stack_low);

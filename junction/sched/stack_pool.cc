@@ -49,19 +49,14 @@ Status<void> StackPool::MapSlab() {
                                    "vm.max_map_count=262144) or set runtime.stack_guard = false",
                                    std::strerror(err)));
     }
-    char* low = slot + guard;
-    auto* node = reinterpret_cast<FreeNode*>(low + options_.stack_size - sizeof(FreeNode));
-    node->low = low;
-    node->next = free_;
-    free_ = node;
-    ++free_count_;
+    Push(slot + guard);
     ++mapped_;
   }
   slabs_.emplace_back(mem, len);
   return {};
 }
 
-Status<char*> StackPool::Get() {
+Status<char*> StackPool::GetSlow() {
   if (free_ == nullptr) {
     if (auto s = MapSlab(); !s) return std::unexpected(s.error());
   }
@@ -77,18 +72,10 @@ Status<char*> StackPool::Get() {
   return node->low;
 }
 
-void StackPool::Put(char* low) {
-  if (committed_free_ >= options_.cache) {
-    // Give the pages back; the node written below re-commits only the top page.
-    madvise(low, options_.stack_size, MADV_DONTNEED);
-  } else {
-    ++committed_free_;
-  }
-  auto* node = reinterpret_cast<FreeNode*>(low + options_.stack_size - sizeof(FreeNode));
-  node->low = low;
-  node->next = free_;
-  free_ = node;
-  ++free_count_;
+void StackPool::PutTrimmed(char* low) {
+  // The node Push writes re-commits only the top page.
+  madvise(low, options_.stack_size, MADV_DONTNEED);
+  Push(low);
 }
 
 }  // namespace junction::sched

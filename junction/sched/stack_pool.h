@@ -29,9 +29,28 @@ class StackPool {
 
   // A stack's lowest usable byte; its top is low + stack_size(). Errors: kResourceExhausted
   // when the kernel refuses memory or mappings (the message says which limit to raise).
-  Status<char*> Get();
+  // Inline while a committed stack is free (every spawn takes that path); the rest is a call.
+  Status<char*> Get() {
+#if !defined(FAASNODE_ASAN)
+    if (free_ != nullptr && committed_free_ > 0) [[likely]] {
+      FreeNode* node = free_;
+      free_ = node->next;
+      --free_count_;
+      --committed_free_;
+      return node->low;
+    }
+#endif
+    return GetSlow();
+  }
   // Returns a stack (from any pool of the same runtime). Never fails, never blocks.
-  void Put(char* low);
+  void Put(char* low) {
+    if (committed_free_ >= options_.cache) [[unlikely]] {
+      PutTrimmed(low);
+      return;
+    }
+    ++committed_free_;
+    Push(low);
+  }
 
   std::size_t stack_size() const { return options_.stack_size; }
   std::size_t mapped_stacks() const { return mapped_; }
@@ -43,6 +62,15 @@ class StackPool {
     char* low;
   };
   Status<void> MapSlab();
+  Status<char*> GetSlow();
+  void PutTrimmed(char* low);  // gives the pages back first
+  void Push(char* low) {
+    auto* node = reinterpret_cast<FreeNode*>(low + options_.stack_size - sizeof(FreeNode));
+    node->low = low;
+    node->next = free_;
+    free_ = node;
+    ++free_count_;
+  }
 
   StackPoolOptions options_;
   std::size_t page_;

@@ -50,7 +50,6 @@ struct Thread {
   void* fn = nullptr;
   char* stack_low = nullptr;  // lowest usable byte of the stack
   std::size_t stack_size = 0;
-  std::uint64_t id = 0;
 
   // --- the wakers' line: what other cores (wakers, joiners, timers) read and write.
   // 0 running, 1 notified (a permit is pending), 2 parked. See Park()/Unpark().
