@@ -14,10 +14,12 @@
 #include <rte_udp.h>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <atomic>
 #include <cstring>
 
+#include "junction/net/dpdk/burst_guard.h"
 #include "junction/net/dpdk/udp.h"
 
 namespace junction::net::dpdk {
@@ -132,6 +134,51 @@ void CoreNet::FreeRetired() {
   }
 }
 
+// --- bursts -------------------------------------------------------------------------------
+
+namespace {
+struct BurstArgs {
+  std::uint16_t port;
+  std::uint16_t queue;
+  rte_mbuf** frames;
+  std::uint16_t n;
+};
+int RxBurstOf(void* p) {
+  auto* a = static_cast<BurstArgs*>(p);
+  return rte_eth_rx_burst(a->port, a->queue, a->frames, a->n);
+}
+int TxBurstOf(void* p) {
+  auto* a = static_cast<BurstArgs*>(p);
+  return rte_eth_tx_burst(a->port, a->queue, a->frames, a->n);
+}
+}  // namespace
+
+int CoreNet::GuardedPortBurst(bool rx, rte_mbuf** frames, int n) {
+  BurstArgs a{shared_->port->id(), queue_, frames, static_cast<std::uint16_t>(n)};
+  const GuardedResult r = GuardedBurst(rx ? &RxBurstOf : &TxBurstOf, &a);
+  if (!r.faulted) return r.n;
+  spdlog::warn("dpdk: port {} queue {}: its memory was unmapped during a {} burst (the memif "
+               "peer went away; DPDK 22.11 does not wait for pollers); burst abandoned, at "
+               "most {} mbufs lost; waiting for a peer to connect again",
+               shared_->port->name(), queue_, rx ? "receive" : "transmit", n);
+  return -1;
+}
+
+inline int CoreNet::RxBurst(rte_mbuf** frames, int n) {
+  if (!shared_->port->unmaps_under_bursts()) [[likely]] {
+    return rte_eth_rx_burst(shared_->port->id(), queue_, frames, static_cast<std::uint16_t>(n));
+  }
+  const int k = GuardedPortBurst(true, frames, n);
+  return k < 0 ? 0 : k;
+}
+
+inline int CoreNet::TxBurst(rte_mbuf** frames, int n) {
+  if (!shared_->port->unmaps_under_bursts()) [[likely]] {
+    return rte_eth_tx_burst(shared_->port->id(), queue_, frames, static_cast<std::uint16_t>(n));
+  }
+  return GuardedPortBurst(false, frames, n);
+}
+
 // --- the poll pass --------------------------------------------------------------------------
 
 int CoreNet::Poll() {
@@ -143,7 +190,7 @@ int CoreNet::Poll() {
   const std::uint16_t burst = shared_->burst < kMaxBurst ? shared_->burst : kMaxBurst;
   int handled = 0;
 
-  int n = rte_eth_rx_burst(shared_->port->id(), queue_, rx, burst);
+  int n = RxBurst(rx, burst);
   rte_mbuf** frames = rx;
   if (rx_faults_.enabled()) {
     const std::uint64_t now = rte_rdtsc();
@@ -526,8 +573,15 @@ void CoreNet::Flush() {
   if (n == 0) return;
   int sent = 0;
   for (int tries = 0; sent < n && tries < 4; ++tries) {
-    sent += rte_eth_tx_burst(shared_->port->id(), queue_, frames + sent,
-                             static_cast<std::uint16_t>(n - sent));
+    const int k = TxBurst(frames + sent, n - sent);
+    if (k < 0) {
+      // The port's memory went away under the burst (burst_guard.h): the frames may be
+      // half-freed by the PMD, so they are left alone, not retried.
+      Count(Counter::kDropNoBuffer, n - sent);
+      tx_retried_ += std::min(sent, retry);
+      return;
+    }
+    sent += k;
   }
   tx_retried_ += std::min(sent, retry);
   if (sent > 0) {

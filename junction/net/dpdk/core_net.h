@@ -138,6 +138,12 @@ class CoreNet final : public tcp::TcpTx {
   CoreNet(StackShared* shared, int core, const DpdkOptions& options);
 
   void Count(Counter c, std::uint64_t n = 1) { shared_->counters->Add(c, n); }
+  // rte_eth_rx_burst / rte_eth_tx_burst on this core's queue; under the burst guard where the
+  // port needs it (Port::unmaps_under_bursts). Rx: frames received (0 after a fault). Tx:
+  // frames taken, or -1 after a fault (then none of `frames` may be touched again).
+  int RxBurst(rte_mbuf** frames, int n);
+  int TxBurst(rte_mbuf** frames, int n);
+  int GuardedPortBurst(bool rx, rte_mbuf** frames, int n);
   void Drop(rte_mbuf* m, Counter why);
   void InputArp(rte_mbuf* m, std::size_t len);
   void InputIpv4(rte_mbuf* m, std::size_t len, bool steered);

@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "junction/net/dpdk/arp.h"
+#include "junction/net/dpdk/burst_guard.h"
 #include "junction/net/dpdk/fault_injector.h"
 
 namespace junction::net::dpdk {
@@ -169,6 +170,8 @@ Status<void> Port::Configure(const DpdkOptions& options, int num_queues) {
   // no acknowledging read: a PMD that implements rx_intr_enable, or net_tap, whose vector
   // fds are its queues' tap fds (it has no enable op). memif has neither: it is polled.
   const bool tap = std::string_view(info.driver_name) == "net_tap";
+  unmaps_under_bursts_ = std::string_view(info.driver_name) == "net_memif";
+  if (unmaps_under_bursts_) InstallBurstGuard();
   if (intr_asked) {
     for (int q = 0; q < num_queues; ++q) {
       const int rc = rte_eth_dev_rx_intr_enable(id_, q);

@@ -15,9 +15,9 @@
 // stop). Open and Stop: control path, any thread, not concurrently with each other.
 //
 // net_memif: when the peer process goes away, the PMD unmaps the shared rings from the EAL's
-// interrupt thread with no lock against rx/tx bursts, so a core polling at that moment can
-// fault. Stop polling (destroy the stack) before the peer may exit; dpdk_memif_tcp_test.cc
-// and memif_rpc_bench.cc show the order.
+// interrupt thread with no lock against rx/tx bursts, so a core polling at that moment would
+// fault. The stack runs such a port's bursts under a guard (burst_guard.h,
+// unmaps_under_bursts()) that turns that fault into an abandoned burst.
 #pragma once
 
 #include <rte_ether.h>
@@ -54,6 +54,9 @@ class Port {
   bool tx_ip_cksum() const { return tx_ip_cksum_; }
   bool tx_l4_cksum() const { return tx_l4_cksum_; }  // both UDP and TCP
   bool rx_cksum() const { return rx_cksum_; }
+  // The PMD may unmap a queue's memory while a burst reads it (net_memif, see above): run
+  // bursts through GuardedBurst.
+  bool unmaps_under_bursts() const { return unmaps_under_bursts_; }
 
  private:
   Status<void> Configure(const DpdkOptions& options, int num_queues);
@@ -69,6 +72,7 @@ class Port {
   bool rss_ = false;
   bool tx_ip_cksum_ = false, tx_l4_cksum_ = false, rx_cksum_ = false;
   bool started_ = false;
+  bool unmaps_under_bursts_ = false;
 };
 
 // Mbufs in one queue's pool: both rings, bursts in flight, the steering ring, socket queues,
