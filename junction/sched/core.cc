@@ -161,6 +161,7 @@ __attribute__((always_inline)) inline void Core::AfterSwitch(detail::ctx::transf
     prev->join_word.store(detail::kJoinExited, std::memory_order_release);
     return;
   }
+  if (op->kind == PostSwitch::kBlock) return;
   op->core->HandlePost(op);
 }
 
@@ -225,6 +226,8 @@ void Core::HandlePost(PostSwitch* op) {
       // From here on `prev` belongs to its joiner, which frees the stack.
       if (w == detail::kJoinDetached) {
         pool_.Put(low);
+      } else if ((w & detail::kJoinDirect) != 0) {
+        Ready(reinterpret_cast<detail::Thread*>(w & ~detail::kJoinDirect));  // see Exit
       } else if (w != 0) {
         auto* joiner = reinterpret_cast<detail::Thread*>(w);
         std::uint32_t s = joiner->park_state.load(std::memory_order_acquire);
@@ -308,10 +311,8 @@ __attribute__((always_inline)) inline void Core::Park() {
   SwitchTo(PickNext(now), &op, now);
 }
 
-void Core::ParkAndRun(detail::Thread* next) {
-  // A pending permit is not consumed here: HandlePost's kPark finds it and queues this thread
-  // again, which its caller (a Park loop) treats as a spurious wake-up.
-  PostSwitch op{PostSwitch::kPark};
+void Core::BlockAndRun(detail::Thread* next) {
+  PostSwitch op{PostSwitch::kBlock};
   SwitchTo(next, &op, NowIfNeeded());
 }
 
@@ -377,7 +378,16 @@ void Core::Exit() {
   // A joiner parked on this core: claim its wake-up (so nobody else queues it) and switch
   // straight to it, saving a trip through the idle loop.
   const std::uintptr_t w = current_->join_word.load(std::memory_order_acquire);
-  if (w > detail::kJoinDetached) {
+  if ((w & detail::kJoinDirect) != 0) {
+    // An unparked joiner (kJoinDirect) is ours to resume: straight to it if it lives here;
+    // otherwise kExit's post-switch publishes the exit and queues it at home.
+    auto* joiner = reinterpret_cast<detail::Thread*>(w & ~detail::kJoinDirect);
+    if (joiner->core == this) {
+      PostSwitch op{PostSwitch::kExitToJoiner};
+      SwitchTo(joiner, &op, now);
+      __builtin_unreachable();
+    }
+  } else if (w > detail::kJoinDetached) {
     auto* joiner = reinterpret_cast<detail::Thread*>(w);
     std::uint32_t parked = detail::kParkParked;
     if (joiner->core == this &&

@@ -63,9 +63,10 @@ class Core {
   // --- called by the uthread running on this core ---
   void Yield();
   void Park();                              // permit-based; see sched.h
-  // Park() that runs `next` (a thread this core has just taken out of its own queue) instead
-  // of asking the queue: a joiner hands the core straight to the thread it waits for.
-  void ParkAndRun(detail::Thread* next);
+  // Switches to `next` (a thread this core has just taken out of its own queue) and leaves
+  // the caller blocked, in no queue and not parked: something that holds a pointer to it
+  // (here: the exit of the thread it joins, kJoinDirect) must make it runnable again.
+  void BlockAndRun(detail::Thread* next);
   bool ParkUntil(std::int64_t deadline_ns);  // false when the deadline passed first
   void SleepUntil(std::int64_t deadline_ns);
   // Parks the current thread; `lock` is released once it is off its stack. If deadline_ns

@@ -45,6 +45,45 @@ TEST(Sched, JoinWorksWhetherTheThreadExitedBeforeOrAfter) {
   });
 }
 
+// Join of a thread still queued on the joiner's core hands the core straight to it and waits
+// unparked (kJoinDirect). That thread may then be stolen and exit on the other core, which
+// must wake the joiner at home; Unparks aimed at the waiting joiner meanwhile must not.
+TEST(Sched, DirectJoinWakesWhereverTheThreadExitsAndIgnoresStrayUnparks) {
+  RunOnCores(2, [] {
+    Spawn([] {
+      int moved = 0;
+      int trials = 0;
+      const auto end = Clock::now() + 20s;
+      while (moved < 3 && Clock::now() < end) {
+        ++trials;
+        std::atomic<bool> stop{false};
+        std::atomic<int> exited_on{-1};
+        const ThreadRef me = Self();
+        // First spawned: it sits in this core's private slot, so Join takes the direct path.
+        auto child = Spawn([&] {
+          for (int i = 0; i < 100000 && CurrentCore() == 0; ++i) {
+            Unpark(me);  // the joiner is blocked in Join: a stray permit, not a wake-up
+            Yield();
+          }
+          exited_on.store(CurrentCore());
+        });
+        ASSERT_TRUE(child.has_value());
+        std::vector<JoinHandle> spinners;  // keep this core's queue full so core 1 steals
+        for (int i = 0; i < 4; ++i) {
+          spinners.push_back(*Spawn([&] { while (!stop.load()) Yield(); }));
+        }
+        child->Join();
+        EXPECT_NE(exited_on.load(), -1) << "Join returned before the thread exited";
+        if (exited_on.load() == 1) ++moved;
+        stop.store(true);
+        for (auto& h : spinners) h.Join();
+      }
+      std::printf("%d of %d joined threads exited on the other core\n", moved, trials);
+      EXPECT_GE(moved, 1) << "no joined thread was ever stolen: the cross-core exit went untested";
+    }, {.core = 0, .stealable = false})->Join();
+  });
+}
+
 TEST(Sched, DetachedThreadsRunAndFreeThemselves) {
   RunOnCores(2, [] {
     std::atomic<int> left{1000};

@@ -58,7 +58,8 @@ struct Thread {
   // thread on a core (before it runs there), read by wakers.
   Core* core = nullptr;
   std::atomic<Thread*> mpsc_next{nullptr};  // link in a core's shared inbox
-  // 0 alive; kJoinExited; kJoinDetached; otherwise the Thread* of the waiting joiner.
+  // 0 alive; kJoinExited; kJoinDetached; otherwise the Thread* of the waiting joiner, with
+  // kJoinDirect or'ed in when that joiner waits unparked (see JoinHandle::Join).
   std::atomic<std::uintptr_t> join_word{0};
   // Non-zero while the thread waits; whoever exchanges it to 0 (waker or timer) wakes it.
   std::atomic<std::uint64_t> wait_token{0};
@@ -66,6 +67,10 @@ struct Thread {
 
 inline constexpr std::uintptr_t kJoinExited = 1;
 inline constexpr std::uintptr_t kJoinDetached = 2;
+// A joiner that handed its core straight to the thread it joins waits without parking: its
+// park_state stays "running" (an Unpark only leaves a permit), it sits in no queue, and only
+// that thread's exit makes it runnable again — so neither side needs an atomic RMW.
+inline constexpr std::uintptr_t kJoinDirect = 4;  // Thread is 64-byte aligned: bit 2 is free
 
 inline constexpr std::uint32_t kParkRunning = 0;
 inline constexpr std::uint32_t kParkNotified = 1;

@@ -7,6 +7,8 @@
 #   OUT=docs/benchmarks/load   where each scenario writes NAME-<backend>.tsv and NAME.png
 #   BACKENDS="kernel dpdk"     the backends to run (dpdk needs root: memif's control socket)
 #   DUR=3                seconds per measured point (after WARMUP=1 s of warm-up)
+#   GEN_IDLE_POLL_US=    dpdk: faasload's longest idle poll back-off on memif, us (empty: its
+#                        default, 2000); the node's own bound is in configs/load/node-dpdk.toml
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD=${BUILD:-build}
@@ -18,6 +20,7 @@ OUT=${OUT:-$ROOT/docs/benchmarks/load}
 BACKENDS=${BACKENDS:-kernel dpdk}
 DUR=${DUR:-3}
 WARMUP=${WARMUP:-1}
+GEN_IDLE_POLL_US=${GEN_IDLE_POLL_US:-}
 PORT=18110
 MEMIF_SOCK=/tmp/faasnode-load-memif.sock
 DPDK_EAL_GEN="--no-pci --no-huge -m 256 --log-level=*:warning --file-prefix=faasnode-load-gen --vdev=net_memif0,role=client,socket=$MEMIF_SOCK,id=0"
@@ -58,7 +61,11 @@ url_base() { if [[ $1 == dpdk ]]; then echo "http://10.79.0.2:$PORT"; else echo 
 # between two curve stages); the node now abandons such a burst instead of crashing
 # (junction/net/dpdk/burst_guard.h), but the scenarios keep the default bound so that their
 # figures stay comparable with the runs recorded in docs/benchmarks/load.md.
-gen_args() { if [[ $1 == dpdk ]]; then printf '%s\n' --backend dpdk --dpdk-ip 10.79.0.1/24 --dpdk-eal "$DPDK_EAL_GEN"; fi; }
+gen_args() {
+  [[ $1 == dpdk ]] || return 0
+  printf '%s\n' --backend dpdk --dpdk-ip 10.79.0.1/24 --dpdk-eal "$DPDK_EAL_GEN"
+  [[ -z $GEN_IDLE_POLL_US ]] || printf '%s\n' --dpdk-idle-poll-us "$GEN_IDLE_POLL_US"
+}
 
 # start_node BACKEND: a fresh node (scratch state and ledger) pinned to NODE_CPU; waits until
 # it serves (kernel: /healthz; dpdk: its log says it serves; the memif socket is abstract).
