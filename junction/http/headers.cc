@@ -44,24 +44,30 @@ bool IsToken(std::string_view s) {
 
 bool ContainsCrLfOrNul(std::string_view s, bool nul_too) {
   // Eight bytes at a time: CR, LF and NUL are all below 0x0e, and a word with no byte below
-  // 0x0e (most header values) needs no closer look. `HasLess` is the bit trick from "Bit
+  // 0x0e (most header values) needs no closer look. `has_less` is the bit trick from "Bit
   // Twiddling Hacks": nonzero exactly when some byte of x is below n (n <= 128).
   constexpr std::uint64_t kOnes = ~std::uint64_t{0} / 255;
   auto has_less = [](std::uint64_t x, std::uint64_t n) { return (x - kOnes * n) & ~x & (kOnes * 128); };
-  auto bad = [nul_too](char c) { return c == '\r' || c == '\n' || (nul_too && c == '\0'); };
-  std::size_t i = 0;
-  for (; i + 8 <= s.size(); i += 8) {
-    std::uint64_t w;
-    std::memcpy(&w, s.data() + i, 8);
-    if (has_less(w, 0x0e) == 0) continue;
-    for (std::size_t j = i; j < i + 8; ++j) {
-      if (bad(s[j])) return true;
+  auto bad_in = [nul_too](const char* p, std::size_t n) {
+    for (std::size_t j = 0; j < n; ++j) {
+      if (p[j] == '\r' || p[j] == '\n' || (nul_too && p[j] == '\0')) return true;
     }
+    return false;
+  };
+  const char* p = s.data();
+  const std::size_t n = s.size();
+  if (n < 8) return bad_in(p, n);
+  auto word_bad = [&](std::size_t at) {
+    std::uint64_t w;
+    std::memcpy(&w, p + at, 8);
+    return has_less(w, 0x0e) != 0 && bad_in(p + at, 8);
+  };
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    if (word_bad(i)) return true;
   }
-  for (; i < s.size(); ++i) {
-    if (bad(s[i])) return true;
-  }
-  return false;
+  // The tail as the last eight bytes, overlapping the words already seen.
+  return i < n && word_bad(n - 8);
 }
 
 bool IsValidFieldValue(std::string_view s) { return !ContainsCrLfOrNul(s, /*nul_too=*/true); }
