@@ -8,8 +8,8 @@
 
 #include <array>
 #include <charconv>
-#include <new>
 #include <cstring>
+#include <new>
 #include <span>
 #include <vector>
 
