@@ -289,7 +289,7 @@ int Serve(const NodeConfig& config, junction::sched::Runtime& rt, SignalWaiter& 
   router.Exact("/metrics", api::MakeMetricsHandler(&registry));
   const metrics::InvokeRoute invoke = metrics::Instrument(
       api::MakeInvokeHandler(&manager, biller.get()), &gateway_metrics,
-      [&manager](std::string_view name, std::string_view ns) { return manager.Find(name, ns) != nullptr; });
+      [&manager](std::string_view name, std::string_view ns) { return manager.Contains(name, ns); });
   router.Prefix("/function/", invoke);
   // /async-function: durable queue in the state dir, run through the same invoke route.
   async::AsyncOptions async_options;

@@ -22,6 +22,10 @@ struct CachedSnapshot {
   const void* owner = nullptr;
   std::uint64_t generation = 0;
   std::shared_ptr<const void> snapshot;
+  // The last function Find/Contains hit in `snapshot` (a pool it holds anyway): a run of calls
+  // to one function (the usual case) skips the two map walks and the snapshot's refcount.
+  std::string last_ns, last_name;
+  std::shared_ptr<FunctionPool> last_pool;
 };
 thread_local CachedSnapshot t_cache;
 
@@ -77,7 +81,26 @@ std::shared_ptr<const InstanceManager::Snapshot> InstanceManager::Current() cons
   t_cache.owner = this;
   t_cache.generation = gen;
   t_cache.snapshot = s;
+  t_cache.last_pool = nullptr;  // belongs to the replaced snapshot
   return s;
+}
+
+const std::shared_ptr<FunctionPool>* InstanceManager::Lookup(std::string_view name, std::string_view ns) const {
+  const std::uint64_t gen = generation_.load(std::memory_order_acquire);
+  if (t_cache.owner == this && t_cache.generation == gen && t_cache.last_pool != nullptr &&
+      t_cache.last_name == name && t_cache.last_ns == ns) {
+    return &t_cache.last_pool;
+  }
+  auto cur = Current();
+  auto n = cur->find(ns);
+  if (n == cur->end()) return nullptr;
+  auto it = n->second.find(name);
+  if (it == n->second.end()) return nullptr;
+  // Current() just made t_cache hold `cur`: the pool is remembered with the snapshot it is in.
+  t_cache.last_ns.assign(ns);
+  t_cache.last_name.assign(name);
+  t_cache.last_pool = it->second;
+  return &t_cache.last_pool;
 }
 
 void InstanceManager::Publish(std::shared_ptr<const Snapshot> next) {
@@ -166,11 +189,12 @@ Status<void> InstanceManager::Remove(std::string_view ns_name, std::string_view 
 }
 
 std::shared_ptr<FunctionPool> InstanceManager::Find(std::string_view name, std::string_view ns) const {
-  auto cur = Current();
-  auto n = cur->find(ns);
-  if (n == cur->end()) return nullptr;
-  auto it = n->second.find(name);
-  return it == n->second.end() ? nullptr : it->second;
+  const std::shared_ptr<FunctionPool>* p = Lookup(name, ns);
+  return p == nullptr ? nullptr : *p;
+}
+
+bool InstanceManager::Contains(std::string_view name, std::string_view ns) const {
+  return Lookup(name, ns) != nullptr;
 }
 
 std::vector<std::string> InstanceManager::Names(std::string_view ns) const {

@@ -72,6 +72,8 @@ class InstanceManager {
 
   // nullptr when no such function is deployed. Lock-free while the set is unchanged.
   std::shared_ptr<FunctionPool> Find(std::string_view name, std::string_view ns = kDefaultNamespace) const;
+  // Find(name, ns) != nullptr, without taking a reference to the pool.
+  bool Contains(std::string_view name, std::string_view ns = kDefaultNamespace) const;
   // Names in one namespace, sorted.
   std::vector<std::string> Names(std::string_view ns = kDefaultNamespace) const;
   // Every deployed function, sorted by namespace then name.
@@ -88,6 +90,9 @@ class InstanceManager {
   junction::Status<std::shared_ptr<FunctionPool>> MakePool(Deployment& d);
   junction::Status<std::shared_ptr<FunctionPool>> MakePoolOfKind(Deployment& d);
   std::shared_ptr<const Snapshot> Current() const;
+  // The pool of (ns, name) in the current snapshot, or nullptr; the pointer is into this
+  // kthread's cache: valid until the next call on the kthread (no parking in between).
+  const std::shared_ptr<FunctionPool>* Lookup(std::string_view name, std::string_view ns) const;
   void Publish(std::shared_ptr<const Snapshot> next);  // under change_mu_
   void DropCachedSnapshots();  // from a uthread (or outside any runtime)
 

@@ -66,6 +66,9 @@ class GatewayMetrics {
   // The calling core's slot of NAME.NS (created on first use), and the lock to hold while
   // writing it (null on a runtime core: only that core writes there).
   Slot* SlotFor(std::string_view name, std::string_view ns, std::unique_lock<std::mutex>& off_runtime);
+  // SlotFor's lookup by the label NAME.NS in `table` (core `core`'s), creating the slots.
+  Slot* SlotForLabel(CoreTable& table, int core, std::string_view name, std::string_view ns,
+                     const std::unique_lock<std::mutex>& off_runtime);
 
   int num_cores_;
   ServiceLister services_;

@@ -65,6 +65,9 @@ bool IsToken(std::string_view s);
 // False when a field value holds CR, LF or NUL (RFC 9110 section 5.5): bytes that would let
 // a value end the field or the head early.
 bool IsValidFieldValue(std::string_view s);
+// True when `s` holds CR or LF (or NUL, when `nul_too`). Word-at-a-time; IsValidFieldValue is
+// !ContainsCrLfOrNul(s, true).
+bool ContainsCrLfOrNul(std::string_view s, bool nul_too);
 
 // Whitespace RFC 9110 calls OWS (space, tab) removed from both ends.
 std::string_view TrimOws(std::string_view s);

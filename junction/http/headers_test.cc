@@ -61,6 +61,26 @@ TEST(HeadersTest, TokenAndFieldValueChecks) {
   EXPECT_FALSE(IsValidFieldValue(std::string_view("a\0b", 3)));
 }
 
+// The check goes eight bytes at a time: the bad byte at every position of words and tails,
+// and the bytes below 0x0e that are allowed (tab, other controls) which send a word to the
+// byte loop without failing it.
+TEST(HeadersTest, CrLfNulFoundAtEveryOffset) {
+  for (std::size_t len = 1; len <= 24; ++len) {
+    for (std::size_t at = 0; at < len; ++at) {
+      for (char bad : {'\r', '\n', '\0'}) {
+        std::string s(len, 'a');
+        s[at] = bad;
+        EXPECT_FALSE(IsValidFieldValue(s)) << "len " << len << " at " << at;
+        EXPECT_EQ(ContainsCrLfOrNul(s, /*nul_too=*/false), bad != '\0') << "len " << len << " at " << at;
+      }
+      std::string tabs(len, 'a');
+      tabs[at] = '\t';
+      tabs[len - 1] = '\x0b';
+      EXPECT_TRUE(IsValidFieldValue(tabs));
+    }
+  }
+}
+
 TEST(HeadersTest, HeaderLinesRoundTrip) {
   std::string lines;
   AppendHeaderLine(lines, "X-Call-Id", "abc");

@@ -32,7 +32,6 @@ Status<std::shared_ptr<CorePoller>> CorePoller::StartOnThisCore(std::uint32_t in
     if (p->stopped_) return;
     const std::uint64_t now = sched::Rdtsc();
     if (now - p->last_pass_tsc_ < p->interval_cycles_) return;
-    p->last_pass_tsc_ = now;
     p->Pass();
   });
   return p;
@@ -82,6 +81,12 @@ void CorePoller::Pass() {
   if (stopped_) {
     return;
   }
+  // A pass from the idle fd (the core woke from its blocking epoll) counts for the hook's
+  // interval too: without this the hook's next call, right after the wake-up's dispatch,
+  // found the set just drained and paid an empty epoll_wait (about one per request under
+  // keep-alive load). Readiness after this point is still seen within the interval, by the
+  // hook, or at once by the core's blocking epoll, which holds our fd level-triggered.
+  last_pass_tsc_ = sched::Rdtsc();
   FreeRetired();
   constexpr int kBatch = 64;
   epoll_event events[kBatch];

@@ -124,8 +124,21 @@ std::string JsonError(std::string_view message) {
 
 }  // namespace
 
-bool Server::Respond(const Request& req, std::string& out, bool close, net::TcpConn& conn) {
-  Reply resp;
+void Reply::Reset() {
+  // A connection that once sent a large body should not keep that much memory while idle.
+  constexpr std::size_t kKeepBytes = 16 * 1024;
+  status = 200;
+  headers.clear();
+  if (header_lines.capacity() > kKeepBytes) std::string().swap(header_lines);
+  header_lines.clear();
+  if (body.capacity() > kKeepBytes) std::string().swap(body);
+  body.clear();
+  close = false;
+  stream = nullptr;
+}
+
+bool Server::Respond(const Request& req, Reply& resp, std::string& out, bool close, net::TcpConn& conn) {
+  resp.Reset();
   try {
     handler_(req, resp);
   } catch (const std::exception& e) {
@@ -169,6 +182,7 @@ bool Server::Respond(const Request& req, std::string& out, bool close, net::TcpC
 void Server::ServeConnection(net::TcpConn conn) {
   RequestParser parser(options_.parser);
   std::string out;
+  Reply reply;  // reused for each request (Reply::Reset)
   Deadline request_deadline = Deadline::max();  // set when a request's first byte arrives
   Deadline idle_deadline = Clock::now() + options_.idle_timeout;
   bool answered = false;  // a request was answered since the idle deadline was last set
@@ -189,7 +203,7 @@ void Server::ServeConnection(net::TcpConn conn) {
         }
         break;
       }
-      const bool keep_alive = Respond(**next, out, /*close=*/false, conn);
+      const bool keep_alive = Respond(**next, reply, out, /*close=*/false, conn);
       if (!keep_alive) {
         (void)Flush(conn, out, options_.write_timeout);
         return;
@@ -242,7 +256,7 @@ void Server::ServeConnection(net::TcpConn conn) {
           break;
         }
         if (*last == nullptr) break;
-        Respond(**last, out, /*close=*/true, conn);
+        Respond(**last, reply, out, /*close=*/true, conn);
       }
       (void)Flush(conn, out, options_.write_timeout);
       return;

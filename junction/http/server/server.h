@@ -68,6 +68,10 @@ struct Reply {
   // the client is gone or the server drains: the producer should stop then. The connection
   // closes after a streamed response. Nothing is streamed for HEAD.
   std::function<void(const std::function<bool(std::string_view)>& emit)> stream;
+
+  // Back to a fresh Reply's values, keeping small buffers' capacity: the server reuses one
+  // Reply per connection, so a handler's reserve/append does not allocate on every request.
+  void Reset();
 };
 
 using Handler = std::function<void(const Request&, Reply&)>;
@@ -102,7 +106,7 @@ class Server {
   void ServeConnection(net::TcpConn conn);
   // Runs the handler for one request and appends its response; false: close after sending.
   // A streamed response is written to `conn` (with what `out` held before it) right away.
-  bool Respond(const Request& req, std::string& out, bool close, net::TcpConn& conn);
+  bool Respond(const Request& req, Reply& resp, std::string& out, bool close, net::TcpConn& conn);
   void CountStatus(int status);
 
   Handler handler_;
