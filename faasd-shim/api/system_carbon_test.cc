@@ -3,6 +3,7 @@
 #include "faasd-shim/api/system_carbon.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 
@@ -15,7 +16,10 @@ namespace {
 class SystemCarbonTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const std::string dir = ::testing::TempDir() + "/system_carbon";
+    // One directory per test and process: ctest runs this fixture's tests in parallel.
+    const std::string dir = ::testing::TempDir() + "/system_carbon-" +
+                            ::testing::UnitTest::GetInstance()->current_test_info()->name() + "-" +
+                            std::to_string(getpid());
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
     path_ = dir + "/ledger.db";

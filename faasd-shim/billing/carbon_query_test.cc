@@ -4,6 +4,7 @@
 #include "faasd-shim/billing/carbon_query.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -50,7 +51,11 @@ energy::IntervalRecord Interval(std::int64_t end_ns, double inv_j, double idle_j
 class CarbonQueryTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const std::string dir = ::testing::TempDir() + "/carbon_query";
+    // One directory per test and process: ctest runs this fixture's tests in parallel
+    // processes, and a shared directory let one test's SetUp delete another's ledger.
+    const std::string dir = ::testing::TempDir() + "/carbon_query-" +
+                            ::testing::UnitTest::GetInstance()->current_test_info()->name() + "-" +
+                            std::to_string(getpid());
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
     path_ = dir + "/ledger.db";
