@@ -311,7 +311,7 @@ __attribute__((always_inline)) inline void Core::Park() {
   SwitchTo(PickNext(now), &op, now);
 }
 
-void Core::BlockAndRun(detail::Thread* next) {
+__attribute__((always_inline)) inline void Core::BlockAndRun(detail::Thread* next) {
   PostSwitch op{PostSwitch::kBlock};
   SwitchTo(next, &op, NowIfNeeded());
 }
@@ -462,10 +462,10 @@ Core* NeedCore(const char* what) {
 }
 
 namespace {
-// t_core read in place, without ThisCore()'s call. Only for the public Yield and Park below:
-// each reads it once, on entry, before its switch, and they are never inlined into a caller
-// that could keep the thread-local's address across a switch (after which the uthread may
-// run on another kthread).
+// t_core read in place, without ThisCore()'s call. Only for the public Yield, Park and Join
+// below: each reads it once, on entry, before its switch (Join reads it again after, through
+// ThisCore()), and they are never inlined into a caller that could keep the thread-local's
+// address across a switch (after which the uthread may run on another kthread).
 __attribute__((always_inline)) inline Core* CoreOnEntry(const char* what) {
   Core* c = t_core;
   if (c == nullptr) [[unlikely]] return NeedCore(what);  // aborts with the message
@@ -475,6 +475,28 @@ __attribute__((always_inline)) inline Core* CoreOnEntry(const char* what) {
 
 __attribute__((noinline)) void Yield() { CoreOnEntry("Yield")->Yield(); }
 __attribute__((noinline)) void Park() { CoreOnEntry("Park")->Park(); }
+
+// Here, not in sched.cc, for the same reason as Yield and Park: the direct join's switch
+// (BlockAndRun) inlines into it, one frame fewer to return through after the switch.
+__attribute__((noinline)) void JoinHandle::Join() {
+  assert(t_ != nullptr && "Join on an empty or already joined handle");
+  Core* c = CoreOnEntry("JoinHandle::Join");
+  detail::Thread* t = std::exchange(t_, nullptr);
+  const auto self = reinterpret_cast<std::uintptr_t>(c->current());
+  if (c->run_queue().TakeIfNext(t)) {
+    // Queued here and not running: only t's own exit writes join_word, and t cannot exit
+    // before it runs, which is now, right after this store (no atomic RMW needed). This
+    // thread then waits unparked (kJoinDirect): t's exit, on this core or any other, is the
+    // only thing that makes it runnable again, after publishing kJoinExited.
+    t->join_word.store(self | detail::kJoinDirect, std::memory_order_relaxed);
+    c->BlockAndRun(t);
+    while (t->join_word.load(std::memory_order_acquire) != detail::kJoinExited) Park();
+  } else if (std::uintptr_t expected = 0;
+             t->join_word.compare_exchange_strong(expected, self, std::memory_order_acq_rel)) {
+    while (t->join_word.load(std::memory_order_acquire) != detail::kJoinExited) Park();
+  }
+  ThisCore()->pool().Put(t->stack_low);
+}
 
 void Ready(detail::Thread* t) {
   Core* home = t->core;

@@ -75,26 +75,6 @@ void StartThread(Thread* t, const SpawnOptions& o) {
 
 }  // namespace detail
 
-void JoinHandle::Join() {
-  assert(t_ != nullptr && "Join on an empty or already joined handle");
-  Core* c = NeedCore("JoinHandle::Join");
-  detail::Thread* t = std::exchange(t_, nullptr);
-  const auto self = reinterpret_cast<std::uintptr_t>(c->current());
-  if (c->run_queue().TakeIfNext(t)) {
-    // Queued here and not running: only t's own exit writes join_word, and t cannot exit
-    // before it runs, which is now, right after this store (no atomic RMW needed). This
-    // thread then waits unparked (kJoinDirect): t's exit, on this core or any other, is the
-    // only thing that makes it runnable again, after publishing kJoinExited.
-    t->join_word.store(self | detail::kJoinDirect, std::memory_order_relaxed);
-    c->BlockAndRun(t);
-    while (t->join_word.load(std::memory_order_acquire) != detail::kJoinExited) Park();
-  } else if (std::uintptr_t expected = 0;
-             t->join_word.compare_exchange_strong(expected, self, std::memory_order_acq_rel)) {
-    while (t->join_word.load(std::memory_order_acquire) != detail::kJoinExited) Park();
-  }
-  ThisCore()->pool().Put(t->stack_low);
-}
-
 void JoinHandle::Detach() {
   detail::Thread* t = std::exchange(t_, nullptr);
   std::uintptr_t expected = 0;
