@@ -202,22 +202,16 @@ __attribute__((always_inline)) inline void Core::SwitchTo(detail::Thread* next, 
 
 void Core::HandlePost(PostSwitch* op) {
   detail::Thread* prev = op->prev;
+  // The rare kinds only: AfterSwitch handles the others before calling this.
   switch (op->kind) {
     case PostSwitch::kNone:
     case PostSwitch::kBlock:
-      break;
     case PostSwitch::kYield:
-      if (!prev->is_idle_context) PushLocal(prev);
-      break;
     case PostSwitch::kPark:
-      FinishPark(prev);
+    case PostSwitch::kExitToJoiner:
       break;
     case PostSwitch::kUnlock:
       op->lock->unlock();
-      break;
-    case PostSwitch::kExitToJoiner:
-      // We are the joiner, already marked running; only publish the exit.
-      prev->join_word.store(detail::kJoinExited, std::memory_order_release);
       break;
     case PostSwitch::kExit: {
       char* low = prev->stack_low;
@@ -252,10 +246,8 @@ void Trampoline(detail::ctx::transfer_t t) {
 #if defined(FAASNODE_ASAN)
   __sanitizer_finish_switch_fiber(nullptr, nullptr, nullptr);
 #endif
-  auto* op = static_cast<PostSwitch*>(t.data);
-  op->prev->ctx = t.fctx;
-  Core* c = op->core;
-  c->HandlePost(op);
+  Core* c = static_cast<PostSwitch*>(t.data)->core;
+  Core::AfterSwitch(t);
   detail::Thread* self = c->current_;
   self->invoke(self->fn);
   ThisCore()->Exit();
