@@ -52,7 +52,7 @@ std::shared_ptr<junction::net::CorePoller> ThisCorePoller() {
   thread_local Slot slot;
   sched::Runtime* rt = sched::Runtime::Current();
   if (slot.poller == nullptr || slot.runtime != rt || slot.poller.use_count() == 1) {
-    auto p = junction::net::CorePoller::StartOnThisCore(/*interval_us=*/20);
+    auto p = junction::net::CorePoller::StartOnThisCore(/*interval_us=*/20, /*busy_interval_us=*/20);
     if (!p) return nullptr;
     slot = {rt, std::move(*p)};
   }

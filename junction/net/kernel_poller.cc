@@ -4,6 +4,8 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "junction/sched/core_hooks.h"
@@ -12,7 +14,8 @@
 
 namespace junction::net {
 
-Status<std::shared_ptr<CorePoller>> CorePoller::StartOnThisCore(std::uint32_t interval_us) {
+Status<std::shared_ptr<CorePoller>> CorePoller::StartOnThisCore(std::uint32_t interval_us,
+                                                                std::uint32_t busy_interval_us) {
   const int core = sched::CurrentCore();
   if (core < 0) {
     return MakeError(ErrorCode::kInternal, "CorePoller::StartOnThisCore called outside a uthread");
@@ -23,7 +26,8 @@ Status<std::shared_ptr<CorePoller>> CorePoller::StartOnThisCore(std::uint32_t in
         Error::FromErrno(fmt::format("kernel stack: epoll_create1 for core {}", core)));
   }
   std::shared_ptr<CorePoller> p(
-      new CorePoller(core, epfd, sched::NsToCycles(interval_us * 1000.0)));
+      new CorePoller(core, epfd, sched::NsToCycles(interval_us * 1000.0),
+                     sched::NsToCycles(std::max(interval_us, busy_interval_us) * 1000.0)));
   // Level-triggered in the core's set: while ours holds events the core does not sleep.
   if (auto s = sched::AddIdleFd(epfd, EPOLLIN, [p](std::uint32_t) { p->Pass(); }); !s) {
     return std::unexpected(s.error());
@@ -31,14 +35,20 @@ Status<std::shared_ptr<CorePoller>> CorePoller::StartOnThisCore(std::uint32_t in
   sched::AddPollHook([p] {
     if (p->stopped_) return;
     const std::uint64_t now = sched::Rdtsc();
-    if (now - p->last_pass_tsc_ < p->interval_cycles_) return;
+    const std::uint64_t gap = now - p->last_pass_tsc_;
+    if (gap < p->interval_cycles_) return;
+    if (gap < p->busy_interval_cycles_ && !sched::LocalRunQueueEmpty()) return;
     p->Pass();
   });
   return p;
 }
 
-CorePoller::CorePoller(int core, int epfd, std::uint64_t interval_cycles)
-    : core_(core), epfd_(epfd), interval_cycles_(interval_cycles) {}
+CorePoller::CorePoller(int core, int epfd, std::uint64_t interval_cycles,
+                       std::uint64_t busy_interval_cycles)
+    : core_(core),
+      epfd_(epfd),
+      interval_cycles_(interval_cycles),
+      busy_interval_cycles_(busy_interval_cycles) {}
 
 CorePoller::~CorePoller() {
   FreeRetired();

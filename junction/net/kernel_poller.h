@@ -3,7 +3,8 @@
 // One CorePoller per runtime core per kernel stack. Its epoll fd holds the core's sockets,
 // registered once, edge-triggered, with a PollTarget* as the event's data. The core drains it
 // from two places, both on the core's idle context (never concurrently with each other):
-// a poll hook (a non-blocking epoll_wait, at most every `interval` while the core is busy)
+// a poll hook (a non-blocking epoll_wait, at most every `interval`, and every
+// `busy_interval` while uthreads are queued on the core)
 // and, when the core sleeps, the core's own epoll, which holds our fd as an idle fd.
 //
 // Freeing a socket: its owner removes the fd from the set (any core), then Retire()s its
@@ -37,7 +38,8 @@ class CorePoller {
   // Creates the epoll fd and registers the poll hook and idle fd on the calling uthread's
   // core: call from an unstealable uthread spawned on that core. The hooks keep the returned
   // poller alive until the runtime is destroyed.
-  static Status<std::shared_ptr<CorePoller>> StartOnThisCore(std::uint32_t interval_us);
+  static Status<std::shared_ptr<CorePoller>> StartOnThisCore(std::uint32_t interval_us,
+                                                             std::uint32_t busy_interval_us);
   ~CorePoller();
   CorePoller(const CorePoller&) = delete;
   CorePoller& operator=(const CorePoller&) = delete;
@@ -57,13 +59,15 @@ class CorePoller {
   int core() const { return core_; }
 
  private:
-  CorePoller(int core, int epfd, std::uint64_t interval_cycles);
+  CorePoller(int core, int epfd, std::uint64_t interval_cycles,
+             std::uint64_t busy_interval_cycles);
   void Pass();  // one full drain: free retired targets, then dispatch until epoll is empty
   void FreeRetired();
 
   const int core_;
   int epfd_;
   const std::uint64_t interval_cycles_;
+  const std::uint64_t busy_interval_cycles_;
   std::uint64_t last_pass_tsc_ = 0;
   bool stopped_ = false;  // written and read on the poller's core only
   std::atomic<PollTarget*> retired_{nullptr};

@@ -50,7 +50,8 @@ Status<std::unique_ptr<KernelStack>> KernelStack::Create(const StackOptions& opt
   for (int i = 0; i < n; ++i) {
     auto h = sched::Spawn(
         [&, i] {
-          auto p = CorePoller::StartOnThisCore(options.kernel_poll_interval_us);
+          auto p = CorePoller::StartOnThisCore(options.kernel_poll_interval_us,
+                                                options.kernel_busy_poll_interval_us);
           if (p) {
             stack->pollers_[i] = std::move(*p);
           } else {

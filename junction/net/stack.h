@@ -34,6 +34,11 @@ struct StackOptions {
   // kernel: the least time between two non-blocking epoll_wait calls of a busy core's poll
   // hook. A blocked (idle) core is woken by the kernel at once whatever this says.
   std::uint32_t kernel_poll_interval_us = 2;
+  // kernel: the same while uthreads are queued on the core. What a pass finds then runs after
+  // the queue anyway; passing after every uthread costs an epoll_wait per request and finds
+  // about one event each, where one pass per this interval finds the batch (as a plain epoll
+  // loop does).
+  std::uint32_t kernel_busy_poll_interval_us = 25;
   // loopback: bytes each direction of a connection buffers before Write parks.
   std::size_t loopback_pipe_bytes = 256 * 1024;
   // loopback: bytes of datagrams a UDP socket queues before further ones are dropped.

@@ -22,4 +22,9 @@ void AddPollHook(std::function<void()> hook);
 // edge-triggered as `events` says (EPOLLIN, EPOLLET, ...). Errors: epoll_ctl's.
 Status<void> AddIdleFd(int fd, std::uint32_t events, std::function<void(std::uint32_t)> callback);
 
+// From a hook (the core's idle context): whether uthreads wait in this core's run queue.
+// A poll hook uses it to batch: readiness found while the queue is long waits behind it
+// anyway, so polling once per queued uthread only buys system calls.
+bool LocalRunQueueEmpty();
+
 }  // namespace junction::sched

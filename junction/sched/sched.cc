@@ -131,6 +131,7 @@ int CurrentCore() {
 // --- core hooks (core_hooks.h) ---------------------------------------------------------------
 namespace junction::sched {
 void AddPollHook(std::function<void()> hook) { NeedCore("AddPollHook")->AddPollHook(std::move(hook)); }
+bool LocalRunQueueEmpty() { return NeedCore("LocalRunQueueEmpty")->run_queue().Empty(); }
 Status<void> AddIdleFd(int fd, std::uint32_t events, std::function<void(std::uint32_t)> callback) {
   return NeedCore("AddIdleFd")->AddIdleFd(fd, events, std::move(callback));
 }
