@@ -2,6 +2,7 @@
 // SO_REUSEPORT listeners.
 #include "junction/net/kernel_tcp.h"
 
+#include <atomic>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/epoll.h>
@@ -28,10 +29,15 @@ constexpr std::uint32_t kConnEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP;
 struct ConnTarget final : PollTarget {
   explicit ConnTarget(int f) : fd(f) {}
   void OnEvents(std::uint32_t ev) override {
+    // Before the Notify: a reader that sees the epoch move sees this too (KernelConn::Read).
+    if (ev & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) rd_hup.store(true, std::memory_order_relaxed);
     if (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) rd.Notify();
     if (ev & (EPOLLOUT | EPOLLHUP | EPOLLERR)) wr.Notify();
   }
   int fd;
+  // The peer's FIN, a reset or an error has been seen: a short recv may then have stopped at
+  // the end of the stream, whose edge came before it, so the next Read must ask the kernel.
+  std::atomic<bool> rd_hup{false};
   alignas(64) IoWaiter rd;
   alignas(64) IoWaiter wr;
 };
@@ -47,7 +53,24 @@ class KernelConn final : public TcpConnImpl {
   Status<std::size_t> Read(std::span<std::byte> buf, Deadline deadline) override {
     for (;;) {
       const std::uint64_t seen = t_->rd.epoch();
+      if (drained_ && seen == drained_epoch_ && !t_->rd_hup.load(std::memory_order_relaxed)) {
+        // The last recv returned short, so it emptied the receive queue, and no readiness
+        // edge has come since: a recv now would only say EAGAIN (one system call per
+        // request under keep-alive). Edge-triggered epoll reports any byte that arrived
+        // after that recv, so waiting for the edge loses nothing. Not after a FIN or an
+        // error: their edge may predate the short recv, which then stopped at them.
+        drained_ = false;
+        if (auto s = Park(t_->rd, seen, deadline, "TcpConn::Read"); !s) {
+          return std::unexpected(s.error());
+        }
+        continue;
+      }
+      drained_ = false;
       const ssize_t n = ::recv(t_->fd, buf.data(), buf.size(), 0);
+      if (n > 0 && static_cast<std::size_t>(n) < buf.size()) {
+        drained_ = true;
+        drained_epoch_ = seen;
+      }
       if (n >= 0) return static_cast<std::size_t>(n);
       const int e = errno;
       if (e == EINTR) continue;
@@ -132,6 +155,9 @@ class KernelConn final : public TcpConnImpl {
   CorePoller* poller_;
   const Endpoint remote_;
   bool write_shut_ = false;  // the writer's own flag (one writer at a time)
+  // The reader's own: the last recv came back short at read-waiter epoch drained_epoch_.
+  bool drained_ = false;
+  std::uint64_t drained_epoch_ = 0;
 };
 
 // Registers `fd` (connected or connecting, non-blocking) in the caller's core's poller.
