@@ -1,6 +1,8 @@
 // invoke.cc — the function invocation endpoint.
 #include "faasd-shim/api/invoke.h"
 
+#include "junction/base/general6.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <sys/random.h>
@@ -225,12 +227,9 @@ RouteHandler MakeInvokeHandler(const instances::InstanceManager* manager, billin
     if (biller != nullptr && biller->response_headers()) {
       // The estimate at completion; the ledger row is the final bill (see energy_biller.h).
       const billing::CallEstimate e = biller->EstimateCall(ran.cycles);
-      auto general = [&num](double v) {
-        const auto r = std::to_chars(num, num + sizeof(num), v, std::chars_format::general, 6);
-        return std::string_view(num, r.ptr);
-      };
-      junction::http::AppendHeaderLine(lines, "X-Energy-Joules", general(e.joules));
-      junction::http::AppendHeaderLine(lines, "X-Carbon-Grams", general(e.grams));
+      char g6[32];  // six significant digits, as to_chars(general, 6): junction/base/general6.h
+      junction::http::AppendHeaderLine(lines, "X-Energy-Joules", junction::General6(g6, e.joules));
+      junction::http::AppendHeaderLine(lines, "X-Carbon-Grams", junction::General6(g6, e.grams));
       junction::http::AppendHeaderLine(lines, "X-Energy-Source", e.sources.ToString());
       junction::http::AppendHeaderLine(lines, "X-Energy-Estimate", ran.on_cpu ? "on-cpu" : "upper-bound");
       // How the grams' carbon intensity was obtained, in the ledger's intensity_kind words:
