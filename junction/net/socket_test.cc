@@ -28,6 +28,24 @@ class SocketTest : public TestWithParam<std::string> {
   int many() const { return GetParam() == "loopback" ? 1000 : 200; }
 };
 
+// A listener with one connection accepted on it. Use as
+// ASSERT_NO_FATAL_FAILURE(OpenPair(stack, p)).
+struct ConnectedPair {
+  TcpListener listener;
+  TcpConn client, server;
+};
+void OpenPair(Stack& stack, ConnectedPair& p) {
+  auto l = stack.Listen(LocalAny());
+  ASSERT_TRUE(l.has_value()) << l.error().message();
+  auto c = stack.Connect(l->local_endpoint(), In(10s));
+  ASSERT_TRUE(c.has_value()) << c.error().message();
+  auto s = l->Accept(In(10s));
+  ASSERT_TRUE(s.has_value()) << s.error().message();
+  p.listener = std::move(*l);
+  p.client = std::move(*c);
+  p.server = std::move(*s);
+}
+
 std::string ReadAll(TcpConn& c, Deadline deadline) {
   std::string out;
   std::vector<std::byte> buf(16 * 1024);
@@ -115,12 +133,10 @@ TEST_P(SocketTest, AcceptDeadline) {
 
 TEST_P(SocketTest, ReadDeadlineLeavesTheConnectionUsable) {
   Run([](Stack& stack) {
-    auto l = stack.Listen(LocalAny());
-    ASSERT_TRUE(l.has_value()) << l.error().message();
-    auto c = stack.Connect(l->local_endpoint(), In(10s));
-    ASSERT_TRUE(c.has_value()) << c.error().message();
-    auto s = l->Accept(In(10s));
-    ASSERT_TRUE(s.has_value()) << s.error().message();
+    ConnectedPair p;
+    ASSERT_NO_FATAL_FAILURE(OpenPair(stack, p));
+    TcpConn* c = &p.client;
+    TcpConn* s = &p.server;
     std::byte buf[16];
     const auto t0 = Clock::now();
     auto r = c->Read(buf, t0 + 30ms);
@@ -187,12 +203,10 @@ TEST_P(SocketTest, ListenerCloseWakesAParkedAccept) {
 
 TEST_P(SocketTest, PeerCloseWithUnreadDataResetsTheWriter) {
   Run([](Stack& stack) {
-    auto l = stack.Listen(LocalAny());
-    ASSERT_TRUE(l.has_value()) << l.error().message();
-    auto c = stack.Connect(l->local_endpoint(), In(10s));
-    ASSERT_TRUE(c.has_value()) << c.error().message();
-    auto s = l->Accept(In(10s));
-    ASSERT_TRUE(s.has_value()) << s.error().message();
+    ConnectedPair p;
+    ASSERT_NO_FATAL_FAILURE(OpenPair(stack, p));
+    TcpConn* c = &p.client;
+    TcpConn* s = &p.server;
     auto closer = sched::Spawn([&] {
       std::byte buf[10];
       ASSERT_TRUE(s->ReadExactly(buf, In(10s)).has_value());
@@ -285,12 +299,10 @@ TEST_P(SocketTest, ManyConcurrentConnections) {
 // the bound.
 TEST_P(SocketTest, ParkedSocketsDoNotSpin) {
   Run([](Stack& stack) {
-    auto l = stack.Listen(LocalAny());
-    ASSERT_TRUE(l.has_value()) << l.error().message();
-    auto c = stack.Connect(l->local_endpoint(), In(10s));
-    ASSERT_TRUE(c.has_value()) << c.error().message();
-    auto s = l->Accept(In(10s));
-    ASSERT_TRUE(s.has_value()) << s.error().message();
+    ConnectedPair p;
+    ASSERT_NO_FATAL_FAILURE(OpenPair(stack, p));
+    TcpConn* c = &p.client;
+    TcpConn* s = &p.server;
     auto cpu_now = [] {
       timespec ts{};
       clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -302,7 +314,7 @@ TEST_P(SocketTest, ParkedSocketsDoNotSpin) {
       std::byte buf[8];
       EXPECT_TRUE(IsTimedOut(c->Read(buf, In(300ms)).error()));
     });
-    EXPECT_TRUE(IsTimedOut(l->Accept(In(300ms)).error()));
+    EXPECT_TRUE(IsTimedOut(p.listener.Accept(In(300ms)).error()));
     reader->Join();
     const auto wall = Clock::now() - wall0;
     const auto cpu = cpu_now() - cpu0;
@@ -377,12 +389,10 @@ TEST_P(SocketTest, EmptyAndClosedHandlesFail) {
 // (their edges came before it), and data that arrives after a short recv.
 TEST_P(SocketTest, ShortReadThenFinOrMoreDataIsSeen) {
   Run([](Stack& stack) {
-    auto l = stack.Listen(LocalAny());
-    ASSERT_TRUE(l.has_value()) << l.error().message();
-    auto c = stack.Connect(l->local_endpoint(), In(10s));
-    ASSERT_TRUE(c.has_value()) << c.error().message();
-    auto s = l->Accept(In(10s));
-    ASSERT_TRUE(s.has_value()) << s.error().message();
+    ConnectedPair p;
+    ASSERT_NO_FATAL_FAILURE(OpenPair(stack, p));
+    TcpConn* c = &p.client;
+    TcpConn* s = &p.server;
     std::byte buf[64];
     // More data after a short read.
     ASSERT_TRUE(s->Write(AsBytes("one"), In(10s)).has_value());
@@ -435,12 +445,10 @@ TEST(LoopbackSocketTest, ConnectTimesOutWhileTheBacklogIsFull) {
 // readiness waiter holds one per direction and says so.
 TEST(KernelSocketTest, SecondConcurrentReaderIsRefused) {
   RunWithStack("kernel", 2, [](Stack& stack) {
-    auto l = stack.Listen(LocalAny());
-    ASSERT_TRUE(l.has_value()) << l.error().message();
-    auto c = stack.Connect(l->local_endpoint(), In(10s));
-    ASSERT_TRUE(c.has_value()) << c.error().message();
-    auto s = l->Accept(In(10s));
-    ASSERT_TRUE(s.has_value()) << s.error().message();
+    ConnectedPair p;
+    ASSERT_NO_FATAL_FAILURE(OpenPair(stack, p));
+    TcpConn* c = &p.client;
+    TcpConn* s = &p.server;
     auto first = sched::Spawn([&] {
       std::byte buf[8];
       auto n = c->Read(buf, In(10s));
