@@ -29,12 +29,11 @@ inline std::string_view General6(char (&buf)[32], double v) {
     const auto r = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::general, 6);
     return std::string_view(buf, static_cast<std::size_t>(r.ptr - buf));
   };
-  // Subnormals too: their exponent field does not give the magnitude.
-  if (!std::isfinite(v) || std::fabs(v) < 1e-300) return fallback();
   const double a = std::fabs(v);
-  // Decimal exponent x (a = d.ddddd x 10^x): an estimate from the binary exponent, corrected
-  // below from the scaled value.
-  // (e x 78913) >> 18 is floor(e x log10(2)) for |e| < 1600 (the usual integer form).
+  // Subnormals too: their exponent field does not give the magnitude.
+  if (!std::isfinite(v) || a < 1e-300) return fallback();
+  // Decimal exponent x (a = d.ddddd x 10^x). With a in [2^e2, 2^(e2+1)), floor(e2 log10 2)
+  // is the exponent or one below it; (e2 x 78913) >> 18 is that floor for |e2| < 1600.
   const int e2 = static_cast<int>((std::bit_cast<std::uint64_t>(a) >> 52) & 0x7ff) - 1023;
   int x = (e2 * 78913) >> 18;
   // a x 10^(5-x), rounded to an integer of six digits.
@@ -42,14 +41,13 @@ inline std::string_view General6(char (&buf)[32], double v) {
     const int e = 5 - xx;
     return e >= 0 ? a * kPow10[e] : a / kPow10[-e];
   };
-  // The estimate is the exponent or one below it; a value that rounds up to 10^(x+1)
-  // (999999.5 x 10^(x-5) and above) takes the next exponent, as %g does.
+  // One step up when the estimate was low, or when the value rounds up to 10^(x+1)
+  // (999999.5 x 10^(x-5) and above), as %g does. Scaling by an exact power rounds once and
+  // monotonically, so sv lands in [99999.5, 999999.5) and m has six digits.
   if (x < -17 || x > 25) return fallback();
   double sv = scaled(x);
   if (sv >= 999999.5) sv = scaled(++x);
-  if (sv < 99999.5) sv = scaled(--x);  // only when the estimate was right and sv rounded low
-  const std::uint64_t m0 = static_cast<std::uint64_t>(sv + 0.5);
-  std::uint64_t m = m0 < 100'000 ? 100'000 : m0 > 999'999 ? 999'999 : m0;
+  std::uint64_t m = static_cast<std::uint64_t>(sv + 0.5);
   char* p = buf;
   if (v < 0) *p++ = '-';
   char d[6];

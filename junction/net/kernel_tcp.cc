@@ -53,19 +53,20 @@ class KernelConn final : public TcpConnImpl {
   Status<std::size_t> Read(std::span<std::byte> buf, Deadline deadline) override {
     for (;;) {
       const std::uint64_t seen = t_->rd.epoch();
-      if (drained_ && seen == drained_epoch_ && !t_->rd_hup.load(std::memory_order_relaxed)) {
-        // The last recv returned short, so it emptied the receive queue, and no readiness
-        // edge has come since: a recv now would only say EAGAIN (one system call per
-        // request under keep-alive). Edge-triggered epoll reports any byte that arrived
-        // after that recv, so waiting for the edge loses nothing. Not after a FIN or an
-        // error: their edge may predate the short recv, which then stopped at them.
-        drained_ = false;
+      // The last recv returned short, so it emptied the receive queue, and no readiness
+      // edge has come since: a recv now would only say EAGAIN (one system call per request
+      // under keep-alive). Edge-triggered epoll reports any byte that arrived after that
+      // recv, so waiting for the edge loses nothing. Not after a FIN or an error: their edge
+      // may predate the short recv, which then stopped at them.
+      const bool drained =
+          drained_ && seen == drained_epoch_ && !t_->rd_hup.load(std::memory_order_relaxed);
+      drained_ = false;
+      if (drained) {
         if (auto s = Park(t_->rd, seen, deadline, "TcpConn::Read"); !s) {
           return std::unexpected(s.error());
         }
         continue;
       }
-      drained_ = false;
       const ssize_t n = ::recv(t_->fd, buf.data(), buf.size(), 0);
       if (n > 0 && static_cast<std::size_t>(n) < buf.size()) {
         drained_ = true;
