@@ -172,6 +172,10 @@ RouteHandler MakeInvokeHandler(const instances::InstanceManager* manager, billin
     }
     const std::uint64_t t0 = junction::sched::Rdtsc();  // invariant TSC: valid across cores
     store::Response fn_resp;
+    // The function writes into the connection's reply buffers (Reply::Reset left them empty
+    // with their capacity), so its headers cost no allocation per call; they come back below.
+    fn_resp.headers.swap(reply.headers);
+    fn_resp.header_lines.swap(reply.header_lines);
     // The call's own cycle account exists for the biller only: without one nothing closes the
     // per-core account tables often, and an account per call would grow them without bound
     // (and cost a hash insert per call). Unbilled, the call's cycles stay in the connection's
@@ -189,7 +193,9 @@ RouteHandler MakeInvokeHandler(const instances::InstanceManager* manager, billin
     switch (outcome.kind) {
       case instances::InvokeOutcome::Kind::kServed:
         reply.status = fn_resp.status;
-        reply.headers = std::move(fn_resp.headers);
+        reply.headers.swap(fn_resp.headers);
+        // The function's lines first, then the node's fields below (as with `headers`).
+        reply.header_lines.swap(fn_resp.header_lines);
         reply.body = std::move(fn_resp.body);
         break;
       case instances::InvokeOutcome::Kind::kOverloaded:

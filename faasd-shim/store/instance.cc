@@ -85,7 +85,7 @@ int HostAddHeader(faasnode_response* r, faasnode_str name_s, faasnode_str value_
                     FAASNODE_ERR_INVALID);
     }
   }
-  r->out->headers.emplace_back(name, value);
+  junction::http::AppendHeaderLine(r->out->header_lines, name, value);
   return FAASNODE_OK;
 }
 
@@ -227,6 +227,14 @@ Status<Instance> Instance::Create(std::shared_ptr<const NativeFunction> fn, Func
   }
   s->initialized = true;
   return Instance(std::move(s));
+}
+
+std::vector<std::pair<std::string, std::string>> Response::AllHeaders() const {
+  std::vector<std::pair<std::string, std::string>> all(headers);
+  junction::http::ForEachHeaderLine(header_lines, [&](std::string_view name, std::string_view value) {
+    all.emplace_back(name, value);
+  });
+  return all;
 }
 
 Instance::Instance(std::unique_ptr<State> state) : state_(std::move(state)) {}

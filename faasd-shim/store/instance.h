@@ -100,16 +100,26 @@ struct MeasuredEnergy {
 // What the function answered. Reuse one across calls: Clear() keeps the capacity.
 struct Response {
   int status = 200;
-  std::vector<std::pair<std::string, std::string>> headers;
+  std::vector<std::pair<std::string, std::string>> headers;  // checked when the reply is written
+  // Lines in wire form ("Name: value\r\n", junction::http::AppendHeaderLine) that the host's
+  // add_header has already checked (an RFC 9110 token name, no CR/LF/NUL in the value, not a
+  // framing field): a native function's headers, written after `headers` with no second check
+  // or per-header allocation.
+  std::string header_lines;
   std::string body;
   std::vector<MeasuredEnergy> energy;  // in the order reported; empty for most functions
 
   void Clear() {
     status = 200;
     headers.clear();
+    header_lines.clear();
     body.clear();
     energy.clear();
   }
+
+  // `headers` then the pairs of `header_lines`, in the order they go on the wire (for tests
+  // and for callers that want pairs; allocates).
+  std::vector<std::pair<std::string, std::string>> AllHeaders() const;
 };
 
 // What the instances layer runs requests on: a native Instance (below) or an exec one

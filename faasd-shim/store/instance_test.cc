@@ -127,8 +127,10 @@ TEST_F(InstanceTest, TheFunctionSeesTheWholeRequestAndItsEnvironment) {
   auto s = inst->Invoke(req, resp);
   ASSERT_TRUE(s.has_value()) << s.error().message();
   EXPECT_EQ(resp.status, 203);
-  ASSERT_EQ(resp.headers.size(), 1u);
-  EXPECT_EQ(resp.headers[0], (std::pair<std::string, std::string>("X-Probe", "yes")));
+  EXPECT_TRUE(resp.headers.empty());  // a native function's headers arrive as checked lines
+  ASSERT_EQ(resp.AllHeaders().size(), 1u);
+  EXPECT_EQ(resp.AllHeaders()[0], (std::pair<std::string, std::string>("X-Probe", "yes")));
+  EXPECT_EQ(resp.header_lines, "X-Probe: yes\r\n");
   auto f = Fields(resp.body);
   EXPECT_EQ(f["method"], "PUT");
   EXPECT_EQ(f["path"], "/a/b");
@@ -217,7 +219,7 @@ TEST_F(InstanceTest, RefusedResponsesFailTheCallAndSayWhy) {
     EXPECT_NE(s.error().message().find(c.says), std::string::npos)
         << c.query << ": " << s.error().message();
     EXPECT_TRUE(resp.body.empty()) << c.query;
-    EXPECT_TRUE(resp.headers.empty()) << c.query;
+    EXPECT_TRUE(resp.AllHeaders().empty()) << c.query;
     EXPECT_TRUE(resp.energy.empty()) << c.query;
   }
   EXPECT_EQ(log_.Count("handler threw: asked to throw"), 1);
@@ -289,8 +291,8 @@ TEST_F(InstanceTest, AFunctionWrittenInCAgainstTheRawAbi) {
     ASSERT_TRUE(s.has_value()) << s.error().message();
     EXPECT_EQ(resp.status, 201);
     EXPECT_EQ(resp.body, "hello from C, POST");
-    ASSERT_EQ(resp.headers.size(), 1u);
-    EXPECT_EQ(resp.headers[0].first, "Content-Type");
+    ASSERT_EQ(resp.AllHeaders().size(), 1u);
+    EXPECT_EQ(resp.AllHeaders()[0].first, "Content-Type");
   }
   EXPECT_EQ(log_.Count("c-hello init"), 1);
   EXPECT_EQ(log_.Count("c-hello fini"), 1);

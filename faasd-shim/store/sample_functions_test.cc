@@ -49,7 +49,7 @@ class SampleFunctionsTest : public ::testing::Test {
   }
 
   static std::string HeaderOf(const Response& r, std::string_view name) {
-    for (const auto& [k, v] : r.headers) {
+    for (const auto& [k, v] : r.AllHeaders()) {
       if (k == name) return v;
     }
     return "<none>";
@@ -80,7 +80,7 @@ TEST_F(SampleFunctionsTest, EchoReturnsTheBodyAndKeepsContentType) {
 
   Response bare = Call(echo, {});
   EXPECT_EQ(bare.body, "");
-  EXPECT_TRUE(bare.headers.empty());
+  EXPECT_TRUE(bare.AllHeaders().empty());
 }
 
 TEST_F(SampleFunctionsTest, HelloGreetsTheNameParameter) {

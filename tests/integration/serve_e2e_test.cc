@@ -35,7 +35,10 @@ class Node {
     port_ = FreePort();
     config_ = ::testing::TempDir() + "/e2e-" + std::to_string(port_) + ".toml";
     ledger_ = config_ + ".ledger.db";
-    std::filesystem::remove_all(config_ + ".state");  // a port used by an earlier run left one
+    // A port used by an earlier run (or an earlier test of this run) left a state dir and a
+    // ledger: tests that read the ledger must see only their own node's rows.
+    std::filesystem::remove_all(config_ + ".state");
+    for (const char* suffix : {"", "-wal", "-shm", "-journal", "-seq"}) std::filesystem::remove(ledger_ + suffix);
     std::ofstream(config_) << "[runtime]\ncores = [0]\n[net]\nlisten = \"127.0.0.1:" << port_ << "\"\n"
                            << "[state]\ndir = \"" << config_ << ".state\"\n"  // a fresh state dir per node
                            << "[energy]\nledger = \"" << ledger_ << "\"\n" << energy_text << config_text;

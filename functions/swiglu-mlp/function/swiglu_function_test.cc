@@ -69,7 +69,7 @@ class SwigluFunctionTest : public ::testing::Test {
   }
 
   static std::string HeaderOf(const Response& r, std::string_view name) {
-    for (const auto& [k, v] : r.headers) {
+    for (const auto& [k, v] : r.AllHeaders()) {
       if (k == name) return v;
     }
     return "<none>";
