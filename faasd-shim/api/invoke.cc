@@ -1,6 +1,7 @@
 // invoke.cc — the function invocation endpoint.
 #include "faasd-shim/api/invoke.h"
 
+#include "junction/base/decimal.h"
 #include "junction/base/general6.h"
 
 #include <fmt/format.h>
@@ -8,6 +9,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstring>
@@ -142,9 +144,9 @@ RouteHandler MakeInvokeHandler(const instances::InstanceManager* manager, billin
       call_id_text = std::string_view(uuid, sizeof(uuid));
     }
     const std::int64_t start_unix = UnixNs();
-    char start_buf[24];
-    const std::string_view start_text(start_buf,
-                                      std::to_chars(start_buf, start_buf + sizeof(start_buf), start_unix).ptr);
+    char start_buf[20];
+    const std::string_view start_text =
+        junction::Decimal(start_buf, static_cast<std::uint64_t>(std::max<std::int64_t>(start_unix, 0)));
     // The function sees the call id and start time among its headers, as behind the gateway.
     // Room for a usual request's headers on the stack, left unconstructed until used (zeroing
     // all 32 slots cost ~130 instructions per call); more spill to the heap.
@@ -226,7 +228,7 @@ RouteHandler MakeInvokeHandler(const instances::InstanceManager* manager, billin
     lines.reserve(lines.size() + 384);
     junction::http::AppendHeaderLine(lines, "X-Call-Id", call_id_text);
     junction::http::AppendHeaderLine(lines, "X-Start-Time", start_text);
-    junction::http::AppendHeaderLine(lines, "X-Served-By", "faasnode/" FAASNODE_VERSION);
+    lines.append("X-Served-By: faasnode/" FAASNODE_VERSION "\r\n");  // a constant line
     char micros[32];
     junction::http::AppendHeaderLine(lines, "X-Duration-Seconds", FixedMicros(micros, seconds));
     char num[64];

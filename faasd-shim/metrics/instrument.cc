@@ -1,7 +1,7 @@
 // instrument.cc — counting around the invocation route.
 #include "faasd-shim/metrics/instrument.h"
 
-#include <chrono>
+#include <cstdint>
 
 #include "junction/sched/tsc.h"
 
@@ -22,9 +22,11 @@ InvokeRoute Instrument(InvokeRoute inner, GatewayMetrics* metrics, FunctionExist
       return;
     }
     metrics->Started(name, ns);
-    const auto t0 = junction::sched::Clock::now();
+    // The TSC (invariant, valid across cores), not the monotonic clock: ~12 ns a read here
+    // against ~30 for a vDSO clock_gettime, twice on every invocation.
+    const std::uint64_t t0 = junction::sched::Rdtsc();
     inner(req, rest, reply);
-    const double seconds = std::chrono::duration<double>(junction::sched::Clock::now() - t0).count();
+    const double seconds = junction::sched::CyclesToNs(junction::sched::Rdtsc() - t0) * 1e-9;
     metrics->Finished(name, ns, reply.status, seconds);
   };
 }

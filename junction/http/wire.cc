@@ -3,12 +3,13 @@
 
 #include <charconv>
 
+#include "junction/base/decimal.h"
+
 namespace junction::http::detail {
 
 void AppendDecimal(std::string& out, std::uint64_t v) {
   char digits[20];
-  auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), v);
-  out.append(digits, end);
+  out.append(junction::Decimal(digits, v));  // every reply's Content-Length
 }
 
 void AppendHex(std::string& out, std::uint64_t v) {
