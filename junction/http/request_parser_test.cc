@@ -476,6 +476,16 @@ INSTANTIATE_TEST_SUITE_P(
         MalformedCase{"missing_version_is_http09", "GET /\r\nHost: a\r\n\r\n", 505},
         MalformedCase{"space_in_header_name", "GET / HTTP/1.1\r\nHost: a\r\nBad Name: x\r\n\r\n",
                       400},
+        // Every kind of non-token byte in a name (RFC 9110 5.6.2 tchar), not just a space.
+        MalformedCase{"paren_in_header_name", "GET / HTTP/1.1\r\nHost: a\r\nBad(Name: x\r\n\r\n", 400},
+        MalformedCase{"quote_in_header_name", "GET / HTTP/1.1\r\nHost: a\r\nBad\"Name: x\r\n\r\n", 400},
+        MalformedCase{"at_in_header_name", "GET / HTTP/1.1\r\nHost: a\r\nBad@Name: x\r\n\r\n", 400},
+        MalformedCase{"brace_in_header_name", "GET / HTTP/1.1\r\nHost: a\r\nBad{Name: x\r\n\r\n", 400},
+        MalformedCase{"tab_in_header_name", "GET / HTTP/1.1\r\nHost: a\r\nBad\tName: x\r\n\r\n", 400},
+        MalformedCase{"control_in_header_name", "GET / HTTP/1.1\r\nHost: a\r\nBad\x01Name: x\r\n\r\n", 400},
+        MalformedCase{"del_in_header_name", "GET / HTTP/1.1\r\nHost: a\r\nBad\x7fName: x\r\n\r\n", 400},
+        MalformedCase{"high_byte_in_header_name", "GET / HTTP/1.1\r\nHost: a\r\nBad\xc3\xa9Name: x\r\n\r\n", 400},
+        MalformedCase{"empty_header_name", "GET / HTTP/1.1\r\nHost: a\r\n: x\r\n\r\n", 400},
         MalformedCase{"header_without_colon", "GET / HTTP/1.1\r\nHost: a\r\nNoColon\r\n\r\n", 400},
         MalformedCase{
             "bad_chunk_size",
