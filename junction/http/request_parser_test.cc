@@ -486,6 +486,9 @@ INSTANTIATE_TEST_SUITE_P(
         MalformedCase{"del_in_header_name", "GET / HTTP/1.1\r\nHost: a\r\nBad\x7fName: x\r\n\r\n", 400},
         MalformedCase{"high_byte_in_header_name", "GET / HTTP/1.1\r\nHost: a\r\nBad\xc3\xa9Name: x\r\n\r\n", 400},
         MalformedCase{"empty_header_name", "GET / HTTP/1.1\r\nHost: a\r\n: x\r\n\r\n", 400},
+        MalformedCase{"cr_inside_header_value", "GET / HTTP/1.1\r\nHost: a\r\nX-A: b\rc\r\n\r\n", 400},
+        MalformedCase{"lf_inside_header_value", "GET / HTTP/1.1\r\nHost: a\r\nX-A: b\nc\r\n\r\n", 400},
+        MalformedCase{"tab_folded_header_value", "GET / HTTP/1.1\r\nHost: a\r\nX-A: b\r\n\tc\r\n\r\n", 400},
         MalformedCase{"header_without_colon", "GET / HTTP/1.1\r\nHost: a\r\nNoColon\r\n\r\n", 400},
         MalformedCase{
             "bad_chunk_size",
