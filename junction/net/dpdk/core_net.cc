@@ -608,6 +608,14 @@ void CoreNet::Flush() {
 
 std::optional<tcp::TxFrame> CoreNet::Alloc(Ipv4Addr src, Ipv4Addr dst, std::size_t len) {
   if (len + kIpLen > mtu()) return std::nullopt;
+  // A full TX buffer (the peer's ring has not drained) refuses the segment here, before the
+  // engine counts it as sent: Transmit would have to drop it, and a segment lost that way
+  // costs its flow a retransmission timeout. The engine retries a refused flow on the next
+  // pass (Engine::Advance), so many flows bursting at once wait instead of collapsing.
+  if (tx_count_ == kTxBuf) {
+    Flush();
+    if (tx_count_ == kTxBuf) return std::nullopt;
+  }
   rte_mbuf* m = AllocFrame();
   if (m == nullptr) return std::nullopt;
   char* p = rte_pktmbuf_append(m, static_cast<std::uint16_t>(kL4Offset + len));

@@ -132,6 +132,12 @@ void Echo(TcpConn c) {
       acceptor->Join();
       for (auto& h : handlers) h.Join();
       l->Close();
+      // The echo side's own view, for a slow or failed run (the parent prints its own).
+      const auto t = (*s)->counters().Total();
+      fmt::print(stderr, "child (echo) counters: rx {} tx {} frames, retransmits {}, drops: no buffer {}, "
+                 "out of window {}, malformed {}, bad checksum {}\n",
+                 t.rx_packets, t.tx_packets, t.tcp_retransmits, t.drop_no_buffer, t.tcp_drop_out_of_window,
+                 t.drop_malformed, t.drop_bad_checksum);
       rc = 0;
     });
   }
@@ -390,9 +396,10 @@ TEST_F(DpdkMemifTcpTest, BulkTransferOnHundredConnections) {
     first = std::move(conns[0]);  // WithConn closes it
     const auto t = s.counters().Total();
     fmt::print("memif TCP bulk echo on {} connections: {} KB each way per connection in {:.2f} s "
-               "({:.0f} MB/s each way in all), retransmits {}, drops: no buffer {}, out of window {}\n",
+               "({:.0f} MB/s each way in all), rx {} tx {} frames, retransmits {}, drops: no buffer {}, "
+               "out of window {}\n",
                kConns, kBytes >> 10, secs,
-               static_cast<double>(kBytes) * kConns / 1e6 / secs, t.tcp_retransmits,
+               static_cast<double>(kBytes) * kConns / 1e6 / secs, t.rx_packets, t.tx_packets, t.tcp_retransmits,
                t.drop_no_buffer, t.tcp_drop_out_of_window);
   });
 }

@@ -78,6 +78,7 @@ struct Conn : TimerNode {
   std::int64_t persist_backoff = 0;
   std::uint32_t unacked_segs = 0;  // full segments received since our last ACK
   bool ack_now = false;
+  bool tx_blocked = false;  // in the engine's tx_blocked_ list: TcpTx::Alloc refused it
 
   IoWaiter rd, wr;
   Conn* all_prev = nullptr;  // every live connection of the engine

@@ -37,7 +37,7 @@ std::string_view TcpCounterName(TcpCounter c) {
       "partial_ack_retransmits", "rto_timeouts", "zero_window_probes", "delayed_acks",
       "resets_in", "resets_out", "challenge_acks", "conns_opened", "conns_aborted",
       "drop_checksum", "drop_malformed", "drop_out_of_window", "drop_backlog", "drop_no_conn",
-      "drop_bad_ack", "drop_rate_limited", "tx_no_buffer"};
+      "drop_bad_ack", "drop_rate_limited", "tx_no_buffer", "tx_deferred"};
   static_assert(std::size(kNames) == static_cast<std::size_t>(TcpCounter::kNumCounters));
   return kNames[static_cast<int>(c)];
 }
@@ -147,6 +147,7 @@ Conn* Engine::NewConn(const FourTuple& t) {
 }
 
 void Engine::Free(Conn* c) {
+  if (c->tx_blocked) std::erase(tx_blocked_, c);  // rare: a flow freed while the port was full
   auto it = flows_.find(c->t);
   if (it != flows_.end() && it->second == c) flows_.erase(it);
   wheel_.Cancel(c);
@@ -199,6 +200,27 @@ void Engine::Abandon(Conn* c, int err) {
 void Engine::Advance(std::int64_t now_ns) {
   now_ = now_ns;
   wheel_.Advance(now_ns, [this](TimerNode* n) { OnTimer(static_cast<Conn*>(n)); });
+  if (!tx_blocked_.empty()) RetryBlockedTx();
+}
+
+void Engine::BlockTx(Conn* c) {
+  if (c->tx_blocked) return;
+  c->tx_blocked = true;
+  tx_blocked_.push_back(c);
+}
+
+void Engine::RetryBlockedTx() {
+  tx_retrying_.swap(tx_blocked_);
+  for (Conn* c : tx_retrying_) c->tx_blocked = false;
+  std::size_t i = 0;
+  for (; i < tx_retrying_.size(); ++i) {
+    Conn* c = tx_retrying_[i];
+    Output(c);
+    ArmTimer(c);
+    if (c->tx_blocked) break;  // still full: the rest wait for the next pass, in order
+  }
+  for (++i; i < tx_retrying_.size(); ++i) BlockTx(tx_retrying_[i]);
+  tx_retrying_.clear();
 }
 
 std::int64_t Engine::NextTimerNs() const {

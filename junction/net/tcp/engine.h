@@ -32,6 +32,7 @@
 #include <memory_resource>
 #include <span>
 #include <unordered_map>
+#include <vector>
 
 #include "junction/base/error.h"
 #include "junction/net/counters.h"
@@ -209,6 +210,8 @@ class Engine final : public TcpRxSink {
   void Retransmit(Conn* c);        // the first unacknowledged segment
   std::uint16_t AdvertisedWindow(Conn* c);
   void ArmTimer(Conn* c);
+  void BlockTx(Conn* c);       // Alloc refused c's frame: retry it on the next Advance
+  void RetryBlockedTx();
 
   EngineOptions opt_;
   TcpTx* tx_;
@@ -226,6 +229,11 @@ class Engine final : public TcpRxSink {
   std::unordered_map<std::uint16_t, std::unique_ptr<ListenState>> listens_;
   std::uint32_t next_port_;
   Conn* all_ = nullptr;  // intrusive list of every connection not yet freed
+  // Connections whose last Output stopped because TcpTx::Alloc refused a frame (the port's TX
+  // side is full): Advance runs their Output again on the next pass. A list, not a timer: the
+  // wheel's 1 ms tick is an age at memif speed, and a flow with nothing in flight has no
+  // other event to wake it. Two vectors swapped so a retry pass does not allocate.
+  std::vector<Conn*> tx_blocked_, tx_retrying_;
   std::int64_t challenge_window_start_ = 0;
   std::uint32_t challenge_acks_in_window_ = 0;
 };

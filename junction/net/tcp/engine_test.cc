@@ -29,6 +29,10 @@ class CaptureTx final : public TcpTx {
     Segment seg;
   };
   std::optional<TxFrame> Alloc(Ipv4Addr src, Ipv4Addr dst, std::size_t len) override {
+    if (refuse > 0) {  // a port whose TX side is full
+      --refuse;
+      return std::nullopt;
+    }
     EXPECT_EQ(src, kUs);
     EXPECT_EQ(dst, kPeer);
     EXPECT_LE(len, 1480u);
@@ -56,6 +60,7 @@ class CaptureTx final : public TcpTx {
     return held_.seg;
   }
   std::deque<Sent> sent;
+  int refuse = 0;  // Alloc calls to refuse before giving buffers again
 
  private:
   std::byte buf_[1500];
@@ -424,6 +429,53 @@ TEST_F(EngineTest, TimeWaitAnswersARetransmittedFinThenANewerSynReusesThePair) {
   ASSERT_NE(c2, nullptr);
   EXPECT_EQ(engine_->Info(c2).state, TcpState::kEstablished);
   engine_->Close(c2);
+}
+
+// A port whose TX side is full refuses frames (TcpTx::Alloc): the engine neither loses the
+// data nor waits for a retransmission timeout; the next pass (Advance) sends it, as new data.
+TEST_F(EngineTest, RefusedFramesGoOutOnTheNextPassNotAfterATimeout) {
+  Conn* c = Establish();
+  tx_.refuse = 1'000'000;
+  const auto data = Bytes(3000);
+  auto n = engine_->Send(c, data);
+  ASSERT_TRUE(n.has_value());
+  EXPECT_EQ(*n, 3000u) << "queued in the send buffer even though nothing could go out";
+  EXPECT_TRUE(tx_.sent.empty());
+  EXPECT_GE(Count(TcpCounter::kTxDeferred), 1u);
+  Advance(0);  // still full: nothing, and no error
+  EXPECT_TRUE(tx_.sent.empty());
+  tx_.refuse = 0;
+  Advance(0);  // the port drained: the same pass sends everything, with no time passing
+  std::uint32_t seq = our_iss_ + 1;
+  std::size_t got = 0;
+  while (!tx_.sent.empty()) {
+    Segment s = tx_.Pop();
+    EXPECT_EQ(s.seq, seq);
+    seq += static_cast<std::uint32_t>(s.payload.size());
+    got += s.payload.size();
+  }
+  EXPECT_EQ(got, 3000u);
+  EXPECT_EQ(Count(TcpCounter::kRetransmits), 0u);
+  EXPECT_EQ(Count(TcpCounter::kRtoTimeouts), 0u);
+  EXPECT_EQ(Count(TcpCounter::kTxNoBuffer), 0u) << "a deferral is not a drop";
+  engine_->Close(c);
+}
+
+// A connection freed while it waits for the port is forgotten by the retry list.
+TEST_F(EngineTest, AConnectionAbortedWhileTheTxSideIsFullIsNotRetried) {
+  Conn* c = Establish();
+  Conn* other = Establish(40001);
+  tx_.refuse = 1'000'000;
+  ASSERT_TRUE(engine_->Send(c, Bytes(500)).has_value());
+  ASSERT_TRUE(engine_->Send(other, Bytes(500)).has_value());
+  engine_->Abort(c);
+  engine_->Close(c);  // freed now
+  tx_.refuse = 0;
+  Advance(0);
+  Segment s = tx_.Pop();
+  EXPECT_EQ(s.payload.size(), 500u) << "the other connection's data goes out";
+  EXPECT_TRUE(tx_.sent.empty());
+  engine_->Close(other);
 }
 
 TEST_F(EngineTest, DelayedAckAfterOneSegmentImmediateAfterTwo) {

@@ -32,7 +32,9 @@ enum class TcpCounter : int {
   kDropNoConn,           // no connection and no listener (answered with RST)
   kDropBadAck,           // unacceptable ACK (RFC 5961 section 5)
   kDropRateLimited,      // challenge ACK not sent: rate limit (RFC 5961 section 7)
-  kTxNoBuffer,           // TcpTx::Alloc had no buffer
+  kTxNoBuffer,           // TcpTx::Alloc had no buffer for a SYN or RST: not sent
+  kTxDeferred,           // TcpTx::Alloc refused a data or ACK segment: not sent yet, retried
+                         // on the next pass (the port's TX side was full); nothing is lost
   kNumCounters,
 };
 

@@ -107,8 +107,9 @@ class TcpTx {
   virtual ~TcpTx() = default;
   // A buffer for a segment of at most `len` bytes (TCP header + payload; len <= mtu() - 20)
   // from `src` to `dst`, with room in front for the IPv4 and Ethernet headers. nullopt when
-  // no buffer is free now: the engine counts it (kTxNoBuffer) and lets its timers recover,
-  // as for a lost segment. Never blocks.
+  // no buffer is free now, or when the port's TX side is full (refuse then rather than drop
+  // after Send): the engine counts it (kTxNoBuffer), leaves the segment unsent and runs the
+  // flow's output again on its next Advance. Never blocks.
   virtual std::optional<TxFrame> Alloc(Ipv4Addr src, Ipv4Addr dst, std::size_t len) = 0;
   // Sends the first `len` bytes of frame.tcp (len <= what Alloc was asked for). Ownership of
   // the frame passes to the IP layer, which adds the IPv4 header (protocol 6, total length),

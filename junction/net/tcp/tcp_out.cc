@@ -61,7 +61,8 @@ bool Engine::SendSegment(Conn* c, std::uint32_t seq, std::uint8_t fl, std::size_
   const std::size_t len = kHeaderBytes + data_len;
   auto f = tx_->Alloc(c->t.local_addr, c->t.remote_addr, len);
   if (!f) {
-    Count(TcpCounter::kTxNoBuffer);
+    Count(TcpCounter::kTxDeferred);
+    BlockTx(c);
     return false;
   }
   const std::uint16_t wnd = AdvertisedWindow(c);
