@@ -345,10 +345,12 @@ Status<std::size_t> Engine::Recv(Conn* c, std::span<std::byte> buf) {
     c->rcvbuf.Consume(n);
     // Drained after the peer's FIN with nothing more to come: the storage can go.
     if (c->state == TcpState::kTimeWait && c->rcvbuf.size() == 0) ReleaseBuffers(c);
-    // Window update when the right edge moved by enough (RFC 9293 3.8.6.2.2).
+    // Window update when the right edge moved by enough (RFC 9293 3.8.6.2.2). Not once the
+    // peer's FIN is in: nothing more will come (as Linux, which stops them at RCV_SHUTDOWN),
+    // and a peer that has since freed the connection would only answer with a reset.
     const std::uint32_t right = c->rcv_nxt + c->rcv_space();
     const std::uint32_t step = std::min<std::uint32_t>(static_cast<std::uint32_t>(c->rcv_limit / 2), c->mss);
-    if (c->state != TcpState::kClosed && c->state != TcpState::kSynSent &&
+    if (!c->fin_in && c->state != TcpState::kClosed && c->state != TcpState::kSynSent &&
         SeqGeq(right, c->rcv_adv + step)) {
       SendAck(c);
       ArmTimer(c);

@@ -688,6 +688,24 @@ TEST_F(EngineTest, ReceiverAdvertisesZeroWindowWhenFullAndUpdatesAfterRead) {
   engine_->Close(c);
 }
 
+// Once the peer's FIN is in, reading the buffer sends no window update: nothing more can come,
+// and a peer that has freed the connection since would answer it with a reset.
+TEST_F(EngineTest, NoWindowUpdateAfterThePeersFin) {
+  Conn* c = Establish();
+  const auto d = Bytes(1460);
+  std::uint32_t seq = peer_iss_ + 1;
+  for (int i = 0; i < 45; ++i) {  // 64 KiB buffer: the window all but shut
+    Deliver(40000, 80, seq, our_iss_ + 1, flags::kAck, 1000, d);
+    seq += 1460;
+  }
+  Deliver(40000, 80, seq, our_iss_ + 1, flags::kAck | flags::kFin, 1000);
+  tx_.sent.clear();
+  std::vector<std::byte> out(70000);
+  ASSERT_GT(*engine_->Recv(c, out), 60000u);
+  EXPECT_TRUE(tx_.sent.empty()) << "a window update after FIN";
+  engine_->Close(c);
+}
+
 // Linux probes a shut window with SEQ = RCV.NXT - 1 and no data: it must get an ACK (with our
 // window), or a lost window update would hang the connection.
 TEST_F(EngineTest, LinuxStyleWindowProbeGetsAnAck) {
