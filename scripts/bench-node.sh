@@ -2,7 +2,10 @@
 # bench-node.sh — docs/benchmarks/node.md: echo through `faasnode serve` (kernel backend, one
 # core) against a minimal epoll HTTP server answering a fixed response, in the same run, with
 # wrk on another core. Rounds alternate the two servers; each prints requests/s and requests
-# per CPU-second of the server process (utime+stime from /proc, all its threads).
+# per CPU-second of the server process (utime+stime from /proc, all its threads). The last
+# lines give, per node build, its per-round ratios to the baseline's requests per CPU-second
+# with their mean and median (the figure the target is judged on), and the mean user and
+# kernel CPU per request.
 #
 #   scripts/bench-node.sh                      # BUILD=build ROUNDS=3 DUR=10 CONNS=32
 #   SERVER_CPU=0 CLIENT_CPU=1 IDLE_SPIN_US=0 ENERGY=false scripts/bench-node.sh
@@ -80,7 +83,7 @@ for r in $(seq "$ROUNDS"); do
   taskset -c "$SERVER_CPU" "$BUILD/bin/http_baseline_server" --port "$port_base" 2>/dev/null &
   base_pid=$!
   wait_up "http://127.0.0.1:$port_base/"
-  measure "baseline epoll (round $r)" "$base_pid" "http://127.0.0.1:$port_base/"
+  measure "baseline epoll (round $r)" "$base_pid" "http://127.0.0.1:$port_base/" | tee -a "$work/rows.md"
   kill "$base_pid"; wait "$base_pid" 2>/dev/null || true
   for nb in "$BUILD" ${BUILD_B:+"$BUILD_B"}; do
     rm -rf "$work/state"  # fresh each time (see [state] above)
@@ -89,8 +92,31 @@ for r in $(seq "$ROUNDS"); do
     wait_up "http://127.0.0.1:$((port_base + 1))/healthz"
     label="faasnode echo (round $r)"
     [[ -n $BUILD_B ]] && label="faasnode echo, $nb (round $r)"
-    measure "$label" "$node_pid" "http://127.0.0.1:$((port_base + 1))/function/echo"
+    measure "$label" "$node_pid" "http://127.0.0.1:$((port_base + 1))/function/echo" | tee -a "$work/rows.md"
     kill "$node_pid"; wait "$node_pid" 2>/dev/null || true
   done
 done
 echo "# after: $(uptime | sed 's/.*load average/load average/')"
+# The judged figure, per node binary: its requests per CPU-second over the baseline's in the
+# same round (the rounds alternate, so a disturbed round moves both), with the mean and median
+# over the rounds, and the mean user and kernel CPU per request beside the baseline's.
+awk -F'|' '
+  function trim(x) { gsub(/^ +| +$/, "", x); return x }
+  { name = trim($2); cps = $5 + 0; user = $6 + 0; kern = $7 + 0 }
+  name ~ /^baseline/ { base = cps; bu += user; bk += kern; bn++; next }
+  {
+    key = name; sub(/ \(round [0-9]+\)$/, "", key)
+    if (!(key in n)) order[++keys] = key
+    r = base > 0 ? cps / base : 0
+    ratios[key, ++n[key]] = r; sum[key] += r; su[key] += user; sk[key] += kern
+  }
+  END {
+    if (bn) printf "# baseline: user %.2f, kernel %.2f µs/request (mean of %d rounds)\n", bu / bn, bk / bn, bn
+    for (i = 1; i <= keys; i++) {
+      k = order[i]; m = n[k]; list = ""
+      for (j = 1; j <= m; j++) { v[j] = ratios[k, j]; list = list sprintf("%s%.3f", j > 1 ? " " : "", v[j]) }
+      for (a = 1; a <= m; a++) for (b = a + 1; b <= m; b++) if (v[b] < v[a]) { t = v[a]; v[a] = v[b]; v[b] = t }
+      med = (m % 2) ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
+      printf "# %s / baseline, requests per CPU-second: %s; mean %.3f, median %.3f (target >= 0.8); user %.2f, kernel %.2f µs/request\n", k, list, sum[k] / m, med, su[k] / m, sk[k] / m
+    }
+  }' "$work/rows.md"
