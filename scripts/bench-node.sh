@@ -100,23 +100,24 @@ echo "# after: $(uptime | sed 's/.*load average/load average/')"
 # The judged figure, per node binary: its requests per CPU-second over the baseline's in the
 # same round (the rounds alternate, so a disturbed round moves both), with the mean and median
 # over the rounds, and the mean user and kernel CPU per request beside the baseline's.
-awk -F'|' '
-  function trim(x) { gsub(/^ +| +$/, "", x); return x }
-  { name = trim($2); cps = $5 + 0; user = $6 + 0; kern = $7 + 0 }
-  name ~ /^baseline/ { base = cps; bu += user; bk += kern; bn++; next }
-  {
-    key = name; sub(/ \(round [0-9]+\)$/, "", key)
-    if (!(key in n)) order[++keys] = key
-    r = base > 0 ? cps / base : 0
-    ratios[key, ++n[key]] = r; sum[key] += r; su[key] += user; sk[key] += kern
-  }
-  END {
-    if (bn) printf "# baseline: user %.2f, kernel %.2f µs/request (mean of %d rounds)\n", bu / bn, bk / bn, bn
-    for (i = 1; i <= keys; i++) {
-      k = order[i]; m = n[k]; list = ""
-      for (j = 1; j <= m; j++) { v[j] = ratios[k, j]; list = list sprintf("%s%.3f", j > 1 ? " " : "", v[j]) }
-      for (a = 1; a <= m; a++) for (b = a + 1; b <= m; b++) if (v[b] < v[a]) { t = v[a]; v[a] = v[b]; v[b] = t }
-      med = (m % 2) ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
-      printf "# %s / baseline, requests per CPU-second: %s; mean %.3f, median %.3f (target >= 0.8); user %.2f, kernel %.2f µs/request\n", k, list, sum[k] / m, med, su[k] / m, sk[k] / m
-    }
-  }' "$work/rows.md"
+python3 - "$work/rows.md" <<'PY'
+import statistics as st, sys
+base, builds = {"user": [], "kernel": []}, {}
+for line in open(sys.argv[1]):
+    cells = [c.strip() for c in line.split("|")]
+    name, cps, user, kernel = cells[1], float(cells[4]), float(cells[5]), float(cells[6])
+    if name.startswith("baseline"):
+        base_cps = cps
+        base["user"].append(user); base["kernel"].append(kernel)
+        continue
+    b = builds.setdefault(name.rsplit(" (round", 1)[0], {"ratios": [], "user": [], "kernel": []})
+    b["ratios"].append(cps / base_cps if base_cps else 0.0)
+    b["user"].append(user); b["kernel"].append(kernel)
+m = st.mean
+print(f"# baseline: user {m(base['user']):.2f}, kernel {m(base['kernel']):.2f} µs/request")
+for name, b in builds.items():
+    r = b["ratios"]
+    print(f"# {name} / baseline, requests per CPU-second: {' '.join(f'{x:.3f}' for x in r)}; "
+          f"mean {m(r):.3f}, median {st.median(r):.3f} (target >= 0.8); "
+          f"user {m(b['user']):.2f}, kernel {m(b['kernel']):.2f} µs/request")
+PY
