@@ -231,6 +231,7 @@ int CoreNet::Poll() {
   // Refused frames that got out (here or in a socket call's flush since the last pass) are
   // progress: a poller backing off on idle keeps its pace while the peer drains the ring.
   handled += std::exchange(tx_retried_, 0);
+  if (handled > 0) ++busy_polls_;
   return handled;
 }
 

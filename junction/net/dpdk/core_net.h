@@ -93,6 +93,10 @@ class CoreNet final : public tcp::TcpTx {
   // Frames wait for a later pass: refused by a full TX ring, or held by a fault injector
   // (delay, reorder). The caller should poll again soon rather than idle.
   bool holding() const { return tx_retry_ > 0 || tx_faults_.holding() || rx_faults_.holding(); }
+  // Passes of Poll() that did work, from either caller (the scheduler's poll hook while the
+  // core is busy, or the idle ticker). Read on this core only: the ticker compares it with
+  // what it saw last time, so traffic the hook handled counts as recent activity too.
+  std::uint64_t busy_polls() const { return busy_polls_; }
   // The receive path for one frame (takes ownership). `steered`: it was already handed here
   // by another core (do not steer again).
   void Input(rte_mbuf* m, bool steered);
@@ -169,6 +173,7 @@ class CoreNet final : public tcp::TcpTx {
   tcp::TcpRxSink* tcp_ = nullptr;
   std::uint64_t next_housekeeping_ = 0;
   std::uint64_t housekeeping_cycles_ = 0;
+  std::uint64_t busy_polls_ = 0;
   bool stopped_ = false;
   int tx_count_ = 0;
   int tx_retry_ = 0;  // tx_[0, tx_retry_): frames a full ring refused, retried first by Flush

@@ -156,6 +156,7 @@ Status<std::unique_ptr<DpdkStack>> DpdkStack::Create(const StackOptions& options
     auto h = sched::Spawn(
         [c, intr, max_us, stopping, engine] {
           std::uint32_t period = intr ? kTickWithIntrUs : kTickMinUs;
+          std::uint64_t seen = c->busy_polls();
           while (!stopping->load(std::memory_order_relaxed)) {
             std::uint32_t sleep_us = period;
             const std::int64_t due_us = (engine->NextTimerNs() - sched::MonoNs()) / 1000;
@@ -165,16 +166,23 @@ Status<std::unique_ptr<DpdkStack>> DpdkStack::Create(const StackOptions& options
                              : static_cast<std::uint32_t>(due_us);
             }
             sched::SleepFor(std::chrono::microseconds(sleep_us));
-            const int handled = c->Poll();
+            // Work done since the last tick by any pass counts: while the core is busy the
+            // scheduler's poll hook drains the port and this tick finds it empty, and
+            // backing off on that would leave the next idle gap with a sleep of up to
+            // max_us before the port is looked at again (a 2 ms tail at moderate rates).
+            c->Poll();
+            const std::uint64_t polls = c->busy_polls();
+            const bool handled = polls != seen;
+            seen = polls;
             if (c->holding()) {
               // Frames wait for a later pass (a full TX ring, the fault injector): retry at
               // once while they move, and back off only to kTickHoldingMaxUs while they do
               // not (a stuck peer costs a slow poll, not an idle back-off's latency).
-              period = handled > 0 ? kTickMinUs : std::min(period * 2, kTickHoldingMaxUs);
+              period = handled ? kTickMinUs : std::min(period * 2, kTickHoldingMaxUs);
             } else if (intr) {
               period = kTickWithIntrUs;
             } else {
-              period = handled > 0 ? kTickMinUs : std::min(period * 2, max_us);
+              period = handled ? kTickMinUs : std::min(period * 2, max_us);
             }
           }
         },
