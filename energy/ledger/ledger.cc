@@ -507,10 +507,12 @@ Status<void> Ledger::WriteBatchRows() {
   };
   // Full groups of kRowsPerInsert rows in one statement each, the rest one by one.
   size_t i = 0;
+  int statements = 0;
   for (; i + kRowsPerInsert <= batch_.size(); i += kRowsPerInsert) {
     SqliteStatement& st = insert_invocations_;
     for (int row = 0; row < kRowsPerInsert; ++row) BindInvocation(st, row * 23, batch_[i + row]);
     if (auto ok = st.Run(); !ok) return fail(ok.error());
+    if (++statements % kStatementsPerYield == 0) sched_yield();
   }
   for (; i < batch_.size(); ++i) {
     BindInvocation(insert_invocation_, 0, batch_[i]);

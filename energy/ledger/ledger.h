@@ -169,6 +169,12 @@ class Ledger {
   // kRowsPerInsert rows instead of one per row (the per-row step/reset/VDBE start was most of
   // the writer's cost per invocation). The rest of a batch goes through insert_invocation_.
   static constexpr int kRowsPerInsert = 32;
+  // The writer gives up its CPU (sched_yield) after this many multi-row statements inside a
+  // transaction (~64 rows, ~0.2 ms): where it shares a CPU with a runtime worker (a one-core
+  // node on a small machine), the kernel would otherwise let it run its whole batch (ms at a
+  // few 10k calls/s; the scheduler tick is 4 ms at HZ=250) while requests wait. With a CPU of
+  // its own the yield returns at once.
+  static constexpr int kStatementsPerYield = 2;
   SqliteStatement insert_invocations_;
   std::array<std::string, 256> source_text_;  // SourceSet::bits() -> its text, filled lazily
   SqliteStatement insert_interval_;
