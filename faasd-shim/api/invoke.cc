@@ -87,11 +87,7 @@ std::uint64_t NextCallId() {
   return (++seq << 8) | static_cast<std::uint64_t>(core < 0 ? 255 : core);
 }
 
-std::int64_t UnixNs() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
-}
+std::int64_t UnixNs() { return junction::sched::RealtimeNs(); }  // TSC-extrapolated
 
 // What the function measured itself (SDK report_energy), as the ledger's zone vector.
 energy::ZoneJoules MeasuredJoules(std::span<const store::MeasuredEnergy> reported) {

@@ -37,4 +37,32 @@ double TscHz() {
   return hz;
 }
 
+namespace detail {
+
+std::int64_t MonoNsReanchor(std::uint64_t tsc) {
+  MonoAnchor& a = mono_anchor;
+  if (a.period_ticks == 0) {
+    const double hz = TscHz();
+    // Slow by 0.1%: the extrapolation must never run ahead of CLOCK_MONOTONIC, or a timer
+    // would fire before its deadline as the clock reads it. TscHz is measured against
+    // CLOCK_MONOTONIC_RAW, and NTP slews CLOCK_MONOTONIC by up to 0.05%; the calibration's own
+    // error is ~0.002%. So MonoNs lags the clock by up to ~1 us just before each re-read.
+    a.ns_per_tick = 1e9 / hz * (1 - 1e-3);
+    a.period_ticks = static_cast<std::uint64_t>(hz / 1000);  // 1 ms
+  }
+  timespec mono, real;
+  clock_gettime(CLOCK_MONOTONIC, &mono);
+  clock_gettime(CLOCK_REALTIME, &real);
+  // The TSC read after the clocks: the anchor's time is then slightly older than its TSC,
+  // which again errs on the side of lagging.
+  (void)tsc;
+  a.tsc = Rdtsc();
+  a.ns = mono.tv_sec * 1'000'000'000LL + mono.tv_nsec;
+  a.realtime_offset = real.tv_sec * 1'000'000'000LL + real.tv_nsec - a.ns;
+  if (a.ns > a.last) a.last = a.ns;
+  return a.last;
+}
+
+}  // namespace detail
+
 }  // namespace junction::sched

@@ -99,7 +99,7 @@ namespace {
 Status<void> Flush(net::TcpConn& conn, std::string& out, Clock::duration write_timeout,
                    Deadline now = Deadline::min()) {
   if (out.empty()) return {};
-  if (now == Deadline::min()) now = Clock::now();
+  if (now == Deadline::min()) now = sched::Now();
   auto w = conn.Write(std::as_bytes(std::span(out.data(), out.size())), now + write_timeout);
   out.clear();
   return w;
@@ -213,7 +213,7 @@ void Server::ServeConnection(net::TcpConn conn) {
     }
     // One clock reading per batch of answers serves the idle deadline, the write deadline and
     // the read's wait below (a few vDSO calls fewer per request).
-    const Deadline now = Clock::now();
+    const Deadline now = sched::Now();
     if (answered) idle_deadline = now + options_.idle_timeout;
     answered = false;
     if (auto f = Flush(conn, out, options_.write_timeout, now); !f) {
