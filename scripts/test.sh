@@ -13,11 +13,13 @@ JOBS=${JOBS:-2}
 MAX_SKIPS=${FAASNODE_MAX_SKIPS:-8}
 # Performance properties (timer accuracy, strict cycle shares, idle CPU, RSS per uthread, the
 # load generator's coordinated-omission figures, which need it to drain a burst of 100 held
-# responses in well under 5 ms) are checked in the optimised build only: sanitizers change
-# exactly what they measure. The 1.6 GB echo through net_tap (16 MB on each of 100
+# responses in well under 5 ms, and its percentiles within 5% of a 50 ms delay, which need it
+# to add under 2.5 ms: a CI run of the ASan build added 3 ms on every attempt while the
+# optimised build passed) are checked in the optimised build only: sanitizers change exactly
+# what they measure. The 1.6 GB echo through net_tap (16 MB on each of 100
 # connections, ~30 s optimised) too: under ASan it would take minutes, and the same code runs
 # there with the smaller sizes.
-SANITIZER_EXCLUDE='SleepIsAccurate|AKnownBurnIsChargedToItsAccount|AnIdleRuntimeUsesAlmostNoCpu|Scale\.|StallIsCorrectedForCoordinatedOmission|DpdkTapTransferTest.*16MB_x100'
+SANITIZER_EXCLUDE='SleepIsAccurate|AKnownBurnIsChargedToItsAccount|AnIdleRuntimeUsesAlmostNoCpu|Scale\.|StallIsCorrectedForCoordinatedOmission|KnownDelayShowsInPercentiles|DpdkTapTransferTest.*16MB_x100'
 
 step() { printf '\n=== %s ===\n' "$*"; }
 
