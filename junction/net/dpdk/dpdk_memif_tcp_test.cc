@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <rte_ethdev.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -249,6 +250,28 @@ TEST_F(DpdkMemifTcpTest, ManySmallRpcsOnOneConnection) {
     fmt::print("memif TCP RPC: {} RPCs of 1-512 B, p50 {:.1f} us, p99 {:.1f} us, "
                "retransmits {}\n",
                us.size(), us[us.size() / 2], us[us.size() * 99 / 100], t.tcp_retransmits);
+  });
+}
+
+// The server side maps the client's regions when it connects; the stack's watcher then maps
+// in every page of them off the cores (memif_prefault.h), so no frame pays a page fault.
+TEST_F(DpdkMemifTcpTest, PeerRegionsAreMappedInAfterLinkUp) {
+  WithConn([&](DpdkStack& s, TcpConn&) {
+    const auto end = Clock::now() + 5s;
+    while (s.memif_link_ups() == 0 && Clock::now() < end) sched::SleepFor(5ms);
+    EXPECT_GE(s.memif_link_ups(), 1u) << "the watcher never saw the link come up";
+    auto regions = MemifRegionMappings();
+    ASSERT_TRUE(regions.has_value()) << regions.error().message();
+    ASSERT_FALSE(regions->empty()) << "no memif_region_ mapping in this process";
+    const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    std::size_t pages = 0, in = 0;
+    for (const MappedRange& r : *regions) {
+      std::vector<unsigned char> vec((r.hi - r.lo) / page);
+      ASSERT_EQ(mincore(reinterpret_cast<void*>(r.lo), r.hi - r.lo, vec.data()), 0);
+      pages += vec.size();
+      for (unsigned char v : vec) in += v & 1;
+    }
+    EXPECT_EQ(in, pages) << in << " of " << pages << " region pages mapped in";
   });
 }
 

@@ -5,7 +5,9 @@
 #include <sys/epoll.h>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <mutex>
 
 #include "junction/net/dpdk/udp.h"
@@ -47,6 +49,9 @@ constexpr std::uint32_t kTickHoldingMaxUs = 128;
 // for when the core goes idle. Not kTickMinUs: a tick costs a timer, two switches and a poll
 // pass, every 16 us of a busy core otherwise.
 constexpr std::uint32_t kTickBusyUs = 64;
+// How often a memif port's link is looked at, off the cores, to populate the regions of a
+// peer that has just connected (memif raises no link event).
+constexpr std::chrono::milliseconds kMemifWatchPeriod{10};
 
 }  // namespace
 
@@ -94,6 +99,15 @@ Status<std::unique_ptr<DpdkStack>> DpdkStack::Create(const StackOptions& options
   if (!port) return std::unexpected(port.error());
 
   std::unique_ptr<DpdkStack> stack(new DpdkStack(n));
+  if ((*port)->unmaps_under_bursts()) {  // net_memif: see memif_prefault.h
+    // A client's regions exist once the port has started: populate them before any frame.
+    if (auto r = PrefaultMemifRegions(); !r) {
+      spdlog::warn("{}; the first frames through each buffer page will fault on the core instead",
+                   r.error().message());
+    }
+    // A server maps its peer's when the peer connects, and again after every reconnection.
+    stack->memif_watch_ = std::make_unique<MemifLinkWatcher>((*port)->id(), kMemifWatchPeriod);
+  }
   stack->options_ = o;
   stack->eal_ = *eal;
   StackShared& sh = stack->shared_;
@@ -197,6 +211,16 @@ Status<std::unique_ptr<DpdkStack>> DpdkStack::Create(const StackOptions& options
     if (h) stack->tickers_.push_back(std::move(*h));
   }
   return stack;
+}
+
+Status<void> DpdkStack::PrimeConnections(std::size_t connections_per_core) {
+  if (shared_.port->unmaps_under_bursts()) {  // net_memif
+    if (auto r = PrefaultMemifRegions(); !r) return std::unexpected(r.error());
+  }
+  return OnEveryCore([&](int i) -> Status<void> {
+    tcp_->engine(i).PrimeBuffers(connections_per_core);
+    return {};
+  });
 }
 
 DpdkStack::~DpdkStack() {

@@ -16,6 +16,9 @@
 // (refused by a full TX ring, or held by the fault injector) its ticker polls every 16 µs as
 // long as they move, backing off to at most 128 µs while they do not, on either kind of port.
 //
+// net_memif: the shared regions are populated off the cores (memif_prefault.h): a client's
+// in Create, a server's by a control thread that sees the peer's link come up.
+//
 // Shutdown (destructor, from a uthread, after every socket is closed): tickers stopped, each
 // core's CoreNet stopped on its core (the hooks stay registered as no-ops; the runtime cannot
 // remove them). The port stays started for a later stack in the same process.
@@ -32,6 +35,7 @@
 
 #include "junction/net/dpdk/core_net.h"
 #include "junction/net/dpdk/eal.h"
+#include "junction/net/dpdk/memif_prefault.h"
 #include "junction/net/stack.h"
 #include "junction/net/tcp/tcp_socket.h"
 #include "junction/sched/sched.h"
@@ -58,12 +62,20 @@ class DpdkStack final : public Stack {
   CoreNet& core(int i) { return *cores_[i]; }
   tcp::TcpService& tcp() { return *tcp_; }
   int num_cores() const { return shared_.num_cores; }
+  // net_memif: the link's transitions to up whose shared regions the watcher populated.
+  std::uint64_t memif_link_ups() const { return memif_watch_ ? memif_watch_->ups() : 0; }
   // Replaces the fault injectors of every core (from a uthread; runs on each core); frames the
   // old ones held are dropped and counted (kDropFault), and fault_stats() start again from 0.
   // Errors: invalid rates (kInvalidArgument), nothing changed.
   Status<void> SetFaults(const DpdkFaultOptions& faults);
   // Fault statistics summed over cores (rx and tx). From a uthread.
   FaultStats fault_stats();
+  // Maps in, ahead of the traffic, what the first frames and bytes of `connections_per_core`
+  // new connections on every core would otherwise fault in one page at a time: the TCP rings
+  // (tcp::Engine::PrimeBuffers) and a memif port's shared regions. For a load generator
+  // before its clock starts. From a uthread; blocks its cores while it runs. Errors: as
+  // OnEveryCore's.
+  Status<void> PrimeConnections(std::size_t connections_per_core);
 
   // --- for the sockets ---
   StackShared& shared() { return shared_; }
@@ -86,6 +98,7 @@ class DpdkStack final : public Stack {
   std::vector<std::shared_ptr<CoreNet>> cores_;
   std::unique_ptr<tcp::TcpService> tcp_;
   std::vector<sched::JoinHandle> tickers_;
+  std::unique_ptr<MemifLinkWatcher> memif_watch_;  // net_memif ports only
   std::atomic<bool> stopping_{false};
   sched::Spinlock bind_lock_;
   std::uint16_t next_ephemeral_ = 49152;
