@@ -88,6 +88,11 @@ EngineMemory Engine::memory() const {
                       .ring_bytes_kept = snd_pool_.bytes_kept() + rcv_pool_.bytes_kept()};
 }
 
+void Engine::PrimeBuffers(std::size_t connections) {
+  snd_pool_.Prime(connections);
+  rcv_pool_.Prime(connections);
+}
+
 void Engine::EnsureSndBuf(Conn* c) {
   if (!c->sndbuf.has_storage()) c->sndbuf.Attach(snd_pool_.Take());
 }

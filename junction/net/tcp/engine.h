@@ -164,6 +164,10 @@ class Engine final : public TcpRxSink {
   const TcpCounters& counters() const { return counters_; }
   std::size_t num_conns() const { return flows_.size(); }
   EngineMemory memory() const;
+  // Readies send and receive rings for `connections` connections ahead of their traffic
+  // (BufferPool::Prime): for a load generator, before its clock starts. On the engine's core;
+  // allocates and makes system calls, so never on the data path.
+  void PrimeBuffers(std::size_t connections);
   // The bytes of one connection's block (its TCB, without ring storage).
   static std::size_t ConnStateBytes();
   int core() const { return opt_.core; }
