@@ -19,10 +19,11 @@
 // engine's pool of freed blocks, made on the SYN (or Connect); its send and receive rings
 // (send/recv_buffer_bytes each) get storage only when the connection first carries data in
 // that direction, from a per-engine BufferPool (buffer_pool.h), and give it back when the
-// connection ends (TIME_WAIT keeps none). So a half-open connection of a SYN flood holds a
-// block and a flow-table entry, never a ring: a full default backlog costs about a MiB per
-// core. In the steady state (churn of connections no more than were alive before) the data
-// path allocates nothing. A connection is freed by the engine once it is closed by both the
+// connection ends (TIME_WAIT keeps none; the pool keeps up to pooled_buffers of each kind).
+// So a half-open connection of a SYN flood holds a block and a flow-table entry, never a
+// ring: a full default backlog costs about a MiB per core. In the steady state (churn of no
+// more connections than were alive before, up to pooled_buffers) the data path allocates
+// nothing. A connection is freed by the engine once it is closed by both the
 // protocol and the application (Close).
 #pragma once
 
@@ -53,7 +54,11 @@ struct EngineOptions {
   std::size_t send_buffer_bytes = 256 * 1024;
   std::size_t recv_buffer_bytes = 256 * 1024;
   // Free send and receive ring buffers kept per engine for reuse (each kind); more are freed.
-  std::size_t pooled_buffers = 16;
+  // 128: a burst of up to 128 new connections on a core reuses rings whose pages are mapped
+  // (with 16, the rest of a 100-connection burst refaulted ~170 pages, ~2 ms in a VM, each
+  // time: docs/benchmarks/load.md). Bound: 2 x 128 x 256 KiB = 64 MiB of address space per
+  // core, resident only as far as the connections that used them wrote into them.
+  std::size_t pooled_buffers = 128;
   std::int64_t rto_initial_ns = 1'000'000'000;  // RFC 6298 2.1
   std::int64_t rto_min_ns = 200'000'000;        // as Linux (RFC 6298 2.4 allows a lower bound)
   std::int64_t rto_max_ns = 60'000'000'000;
