@@ -64,6 +64,10 @@ Status<void> ParseRuntime(const toml::table& t, junction::sched::RuntimeConfig* 
       auto v = Integer(node, key, 0, 1 << 24);
       if (!v) return std::unexpected(v.error());
       rc->stack_cache = static_cast<std::size_t>(*v);
+    } else if (k == "stack_prealloc") {
+      auto v = Integer(node, key, 0, 1 << 20);
+      if (!v) return std::unexpected(v.error());
+      rc->stack_prealloc = static_cast<std::size_t>(*v);
     } else if (k == "idle_spin_us") {
       auto v = Integer(node, key, 0, 1'000'000);
       if (!v) return std::unexpected(v.error());
@@ -78,7 +82,7 @@ Status<void> ParseRuntime(const toml::table& t, junction::sched::RuntimeConfig* 
       rc->poll_interval_us = static_cast<std::uint32_t>(*v);
     } else {
       return Bad(fmt::format("{}: unknown key (known in [runtime]: cores, stack_size_kib, "
-                             "stack_guard, stack_cache, idle_spin_us, timer_spin_us, "
+                             "stack_guard, stack_cache, stack_prealloc, idle_spin_us, timer_spin_us, "
                              "poll_interval_us)", key));
     }
   }

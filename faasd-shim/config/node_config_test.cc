@@ -21,6 +21,7 @@ TEST(NodeConfig, EmptyTextGivesTheEmbeddedDefaults) {
   ASSERT_TRUE(c.has_value()) << c.error().message();
   EXPECT_EQ(c->runtime.cores, junction::sched::AllowedCpus());
   EXPECT_EQ(c->runtime.stack_size, 64u * 1024);
+  EXPECT_EQ(c->runtime.stack_prealloc, 128u) << "a node maps its stacks at start";
 }
 
 TEST(NodeConfig, OverridesRuntimeKeys) {
@@ -29,6 +30,10 @@ TEST(NodeConfig, OverridesRuntimeKeys) {
   EXPECT_EQ(c->runtime.cores, std::vector<int>{0});
   EXPECT_EQ(c->runtime.stack_size, 32u * 1024);
   EXPECT_EQ(c->runtime.idle_spin_us, 10u);
+  auto none = ParseNodeConfig("[runtime]\nstack_prealloc = 0\n", "t");
+  ASSERT_TRUE(none.has_value()) << none.error().message();
+  EXPECT_EQ(none->runtime.stack_prealloc, 0u);
+  EXPECT_NE(ErrorOf("[runtime]\nstack_prealloc = -1\n").find("runtime.stack_prealloc"), std::string::npos);
 }
 
 TEST(NodeConfig, ErrorsNameTheKeyAndTheProblem) {

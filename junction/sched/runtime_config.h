@@ -21,6 +21,10 @@ struct RuntimeConfig {
   // Stacks a core keeps committed in its free pool; stacks freed past this are returned to
   // the kernel with MADV_DONTNEED (the mapping stays, so RSS drops).
   std::size_t stack_cache = 1024;
+  // Stacks each core maps when it starts, with the top 16 KiB of each mapped in too: the
+  // first uthreads of a burst then take no page faults on their stacks (~2 per stack, 1-12 µs
+  // each in a VM; docs/benchmarks/load.md). 0: map slabs on demand.
+  std::size_t stack_prealloc = 0;
   // How long an idle core polls for work before it blocks its kthread.
   std::uint32_t idle_spin_us = 50;
   // A core whose next timer is nearer than this spins instead of blocking, so that timers

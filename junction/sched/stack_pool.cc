@@ -4,7 +4,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 #if defined(FAASNODE_ASAN)
 #include <sanitizer/asan_interface.h>
@@ -18,6 +20,26 @@ constexpr std::size_t kStacksPerSlab = 16;
 
 StackPool::StackPool(const StackPoolOptions& options)
     : options_(options), page_(static_cast<std::size_t>(sysconf(_SC_PAGESIZE))) {}
+
+Status<void> StackPool::Reserve(std::size_t n, std::size_t touch_bytes) {
+  while (mapped_ < n) {
+    if (auto s = MapSlab(); !s) return s;
+  }
+  const std::size_t touch =
+      std::min(options_.stack_size, (touch_bytes + page_ - 1) / page_ * page_);
+  if (touch == 0) return {};
+  for (FreeNode* node = free_; node != nullptr; node = node->next) {
+    char* top = node->low + options_.stack_size;
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23  // Linux 5.14 uapi; older libc headers lack the name
+#endif
+    if (madvise(top - touch, touch, MADV_POPULATE_WRITE) != 0) {
+      // Before Linux 5.14: write the pages (below the free-list node at the very top).
+      std::memset(top - touch, 0, touch - sizeof(FreeNode));
+    }
+  }
+  return {};
+}
 
 StackPool::~StackPool() {
   for (auto [addr, len] : slabs_) munmap(addr, len);

@@ -52,6 +52,11 @@ class StackPool {
     Push(low);
   }
 
+  // Maps slabs until at least n stacks exist, and maps in the top `touch_bytes` (rounded up to
+  // pages) of every free stack, so that uthreads started on them fault on none of those
+  // pages. Control path: system calls. Errors: as Get's.
+  Status<void> Reserve(std::size_t n, std::size_t touch_bytes);
+
   std::size_t stack_size() const { return options_.stack_size; }
   std::size_t mapped_stacks() const { return mapped_; }
   std::size_t free_stacks() const { return free_count_; }
