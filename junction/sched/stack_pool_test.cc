@@ -8,17 +8,10 @@
 
 #include <vector>
 
+#include "junction/base/resident_pages.h"
+
 namespace junction::sched {
 namespace {
-
-std::size_t ResidentPages(char* lo, std::size_t len) {
-  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  std::vector<unsigned char> vec(len / page);
-  if (mincore(lo, len, vec.data()) != 0) return 0;
-  std::size_t in = 0;
-  for (unsigned char v : vec) in += v & 1;
-  return in;
-}
 
 TEST(StackPoolTest, ReserveMapsStacksWithTheirTopsMappedIn) {
   const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
@@ -33,8 +26,8 @@ TEST(StackPoolTest, ReserveMapsStacksWithTheirTopsMappedIn) {
     auto s = pool.Get();
     ASSERT_TRUE(s.has_value()) << s.error().message();
     got.push_back(*s);
-    EXPECT_EQ(ResidentPages(*s + kSize - kTouch, kTouch), kTouch / page) << "stack " << i;
-    EXPECT_EQ(ResidentPages(*s, page), 0u) << "stack " << i << ": its bottom page was mapped too";
+    EXPECT_EQ(ResidentPages(*s + kSize - kTouch, kTouch).resident, kTouch / page) << "stack " << i;
+    EXPECT_EQ(ResidentPages(*s, page).resident, 0u) << "stack " << i << ": its bottom page was mapped too";
   }
   EXPECT_EQ(pool.mapped_stacks(), mapped) << "Get mapped more stacks after Reserve";
   for (char* s : got) pool.Put(s);

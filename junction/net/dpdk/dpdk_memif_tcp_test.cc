@@ -16,7 +16,6 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <rte_ethdev.h>
-#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,6 +26,7 @@
 #include <cstring>
 #include <vector>
 
+#include "junction/base/resident_pages.h"
 #include "junction/net/dpdk/dpdk_stack.h"
 #include "junction/net/dpdk/dpdk_test_util.h"
 #include "junction/net/net_test_util.h"
@@ -263,13 +263,11 @@ TEST_F(DpdkMemifTcpTest, PeerRegionsAreMappedInAfterLinkUp) {
     auto regions = MemifRegionMappings();
     ASSERT_TRUE(regions.has_value()) << regions.error().message();
     ASSERT_FALSE(regions->empty()) << "no memif_region_ mapping in this process";
-    const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
     std::size_t pages = 0, in = 0;
     for (const MappedRange& r : *regions) {
-      std::vector<unsigned char> vec((r.hi - r.lo) / page);
-      ASSERT_EQ(mincore(reinterpret_cast<void*>(r.lo), r.hi - r.lo, vec.data()), 0);
-      pages += vec.size();
-      for (unsigned char v : vec) in += v & 1;
+      const Residency got = ResidentPages(reinterpret_cast<const void*>(r.lo), r.hi - r.lo);
+      pages += got.pages;
+      in += got.resident;
     }
     EXPECT_EQ(in, pages) << in << " of " << pages << " region pages mapped in";
   });

@@ -8,19 +8,11 @@
 #include <unistd.h>
 
 #include <cstring>
-#include <vector>
+
+#include "junction/base/resident_pages.h"
 
 namespace junction::net::dpdk {
 namespace {
-
-std::size_t ResidentPages(void* p, std::size_t len) {
-  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  std::vector<unsigned char> vec(len / page);
-  if (mincore(p, len, vec.data()) != 0) return 0;
-  std::size_t in = 0;
-  for (unsigned char v : vec) in += v & 1;
-  return in;
-}
 
 // A shared memfd mapping, read-write, unmapped and closed at the end.
 struct SharedMapping {
@@ -47,7 +39,7 @@ TEST(MemifPrefaultTest, MapsInEveryPageOfARegionAndNothingElse) {
   ASSERT_NE(region.addr, nullptr) << "memfd_create/mmap failed: " << std::strerror(errno);
   ASSERT_NE(other.addr, nullptr);
   std::memcpy(region.addr + 7 * page + 3, "frame", 5);  // one page touched, with data in it
-  EXPECT_EQ(ResidentPages(region.addr, len), 1u);
+  EXPECT_EQ(ResidentPages(region.addr, len).resident, 1u);
 
   auto found = MemifRegionMappings();
   ASSERT_TRUE(found.has_value()) << found.error().message();
@@ -58,10 +50,10 @@ TEST(MemifPrefaultTest, MapsInEveryPageOfARegionAndNothingElse) {
   auto r = PrefaultMemifRegions();
   ASSERT_TRUE(r.has_value()) << r.error().message();
   EXPECT_EQ(*r, len);
-  EXPECT_EQ(ResidentPages(region.addr, len), 256u) << "every page of the region mapped in";
+  EXPECT_EQ(ResidentPages(region.addr, len).resident, 256u) << "every page of the region mapped in";
   EXPECT_EQ(std::memcmp(region.addr + 7 * page + 3, "frame", 5), 0) << "contents unchanged";
   EXPECT_EQ(region.addr[0], 0);
-  EXPECT_EQ(ResidentPages(other.addr, len), 0u) << "another mapping was touched";
+  EXPECT_EQ(ResidentPages(other.addr, len).resident, 0u) << "another mapping was touched";
 }
 
 TEST(MemifPrefaultTest, NoRegionsIsNoWork) {

@@ -3,28 +3,15 @@
 #include "junction/net/tcp/buffer_pool.h"
 
 #include <gtest/gtest.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
-#include <cstdint>
 #include <vector>
+
+#include "junction/base/resident_pages.h"
 
 namespace junction::net::tcp {
 namespace {
 
 constexpr std::size_t kBlock = 256 * 1024;
-
-// Pages of [p, p + len) (the whole pages inside it) that are mapped in, and how many there are.
-std::pair<std::size_t, std::size_t> Resident(const std::byte* p, std::size_t len) {
-  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-  const auto lo = (reinterpret_cast<std::uintptr_t>(p) + page - 1) & ~(page - 1);
-  const auto hi = (reinterpret_cast<std::uintptr_t>(p) + len) & ~(page - 1);
-  std::vector<unsigned char> vec((hi - lo) / page);
-  if (mincore(reinterpret_cast<void*>(lo), hi - lo, vec.data()) != 0) return {0, vec.size()};
-  std::size_t in = 0;
-  for (unsigned char v : vec) in += v & 1;
-  return {in, vec.size()};
-}
 
 TEST(BufferPoolTest, KeepsAtMostMaxFree) {
   BufferPool pool(kBlock, 2);
@@ -43,8 +30,9 @@ TEST(BufferPoolTest, PrimedBlocksAreMappedAndKept) {
   std::vector<std::unique_ptr<std::byte[]>> held;
   for (int i = 0; i < 5; ++i) {
     held.push_back(pool.Take());
-    const auto [in, pages] = Resident(held.back().get(), kBlock);
-    EXPECT_EQ(in, pages) << "block " << i << ": " << in << " of " << pages << " pages mapped";
+    const Residency r = ResidentPages(held.back().get(), kBlock);
+    EXPECT_EQ(r.resident, r.pages) << "block " << i << ": " << r.resident << " of " << r.pages
+                                   << " pages mapped";
   }
   EXPECT_EQ(pool.bytes_kept(), 0u);
   for (auto& b : held) pool.Give(std::move(b));
