@@ -71,6 +71,15 @@ class Stack {
   // A UDP socket bound to `local` (port 0: any free port). Errors: address in use, OS errors.
   Status<UdpSocket> BindUdp(Endpoint local);
 
+  // Maps in, ahead of their traffic, what the first bytes of `connections_per_core` new
+  // connections on each core would otherwise fault in a page at a time (1-12 µs each in a
+  // VM): for a load generator, before its clock starts. A stack whose buffers the kernel
+  // holds has nothing to do (the default). From a uthread; blocking, control path only.
+  virtual Status<void> PrimeConnections(std::size_t connections_per_core) {
+    (void)connections_per_core;
+    return {};
+  }
+
   // Counters per core of the runtime the stack was created in, and their sum. Any thread.
   const NetCounterSet& counters() const { return counters_; }
 

@@ -13,6 +13,8 @@
 #endif
 #include <fmt/format.h>
 
+#include "junction/base/pages.h"
+
 namespace junction::sched {
 namespace {
 constexpr std::size_t kStacksPerSlab = 16;
@@ -30,10 +32,8 @@ Status<void> StackPool::Reserve(std::size_t n, std::size_t touch_bytes) {
   if (touch == 0) return {};
   for (FreeNode* node = free_; node != nullptr; node = node->next) {
     char* top = node->low + options_.stack_size;
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23  // Linux 5.14 uapi; older libc headers lack the name
-#endif
-    if (madvise(top - touch, touch, MADV_POPULATE_WRITE) != 0) {
+    if (PopulateWritable(PageSpan{reinterpret_cast<std::uintptr_t>(top - touch),
+                                  reinterpret_cast<std::uintptr_t>(top)}) != 0) {
       // Before Linux 5.14: write the pages (below the free-list node at the very top).
       std::memset(top - touch, 0, touch - sizeof(FreeNode));
     }

@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "junction/base/resident_pages.h"
+#include "junction/base/pages.h"
 
 namespace junction::sched {
 namespace {

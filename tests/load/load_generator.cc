@@ -113,7 +113,6 @@ class Worker {
   }
 
   void Loop() {
-    TouchStack();
     run_.ready.Done();
     run_.gate.Wait();
     if (run_.options.rate_rps > 0) {
@@ -126,16 +125,6 @@ class Worker {
 
  private:
   static constexpr std::size_t kReadSpace = 16 * 1024;
-
-  // Writes kStackTouch bytes of this uthread's stack below the current frame, so that the
-  // first request's deep call chain (socket write, TCP, a port burst) finds its stack pages
-  // mapped: a fresh stack page costs a fault (~11 µs in a VM) inside the measured window.
-  static constexpr std::size_t kStackTouch = 12 * 1024;
-  __attribute__((noinline)) static void TouchStack() {
-    char pad[kStackTouch];
-    for (std::size_t i = 0; i < kStackTouch; i += 512) pad[i] = 0;
-    asm volatile("" : : "r"(pad) : "memory");  // the writes must happen
-  }
 
   void OpenLoop() {
     const double ns_per_request = 1e9 / run_.options.rate_rps;
@@ -356,20 +345,17 @@ Status<LoadResult> RunLoad(const LoadOptions& options, junction::net::Stack& sta
                                              options.target.ToString(), last_error.error().message())));
   }
 
-#ifdef FAASNODE_HAVE_DPDK
-  // The user-space stack's rings and a memif port's shared pages, mapped in now rather than
-  // one page fault at a time inside the measured window (~11 µs each in a VM: 400 of them,
-  // ~5 ms, in a 100-connection burst). The kernel backend has no such cost on this side.
-  // Connections all start on this core; at most kMaxPrimed of them (128 MiB of rings).
-  if (auto* d = dynamic_cast<junction::net::dpdk::DpdkStack*>(&stack)) {
-    constexpr std::size_t kMaxPrimed = 256;
-    const auto n = std::min<std::size_t>(static_cast<std::size_t>(options.connections), kMaxPrimed);
-    if (auto r = d->PrimeConnections(n); !r) {
-      return std::unexpected(Error(ErrorCode::kUnavailable,
-                                   fmt::format("readying the dpdk stack's buffers: {}", r.error().message())));
-    }
+  // The stack's buffers (the dpdk stack's TCP rings, a memif port's shared pages) mapped in
+  // now rather than one page fault at a time inside the measured window (~11 µs each in a
+  // VM: 400 of them, ~5 ms, in a 100-connection dpdk burst). Connections all start on this
+  // core; at most kMaxPrimed of them (128 MiB of dpdk rings).
+  constexpr std::size_t kMaxPrimed = 256;
+  if (auto r = stack.PrimeConnections(
+          std::min<std::size_t>(static_cast<std::size_t>(options.connections), kMaxPrimed));
+      !r) {
+    return std::unexpected(Error(ErrorCode::kUnavailable,
+                                 fmt::format("readying the stack's buffers: {}", r.error().message())));
   }
-#endif
 
   if (options.rate_rps > 0) {
     run.first_counted = static_cast<std::uint64_t>(
@@ -445,6 +431,9 @@ Status<LoadResult> RunLoadInRuntime(const LoadOptions& options) {
   }
   sched::RuntimeConfig config;
   config.cores.assign(allowed.begin(), allowed.begin() + options.cores);
+  // A stack per worker (and a few for the run itself) mapped at start, their tops mapped in:
+  // a worker's first request then faults on none of its stack inside the measured window.
+  config.stack_prealloc = static_cast<std::size_t>(options.connections / options.cores) + 16;
   auto rt = sched::Runtime::Create(config);
   if (!rt) return std::unexpected(rt.error());
   Status<LoadResult> result = std::unexpected(Error(ErrorCode::kInternal, "the runtime did not run"));

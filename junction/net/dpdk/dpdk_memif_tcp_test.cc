@@ -26,7 +26,7 @@
 #include <cstring>
 #include <vector>
 
-#include "junction/base/resident_pages.h"
+#include "junction/base/pages.h"
 #include "junction/net/dpdk/dpdk_stack.h"
 #include "junction/net/dpdk/dpdk_test_util.h"
 #include "junction/net/net_test_util.h"

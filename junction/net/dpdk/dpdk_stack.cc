@@ -5,7 +5,6 @@
 #include <sys/epoll.h>
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <mutex>
@@ -100,12 +99,7 @@ Status<std::unique_ptr<DpdkStack>> DpdkStack::Create(const StackOptions& options
 
   std::unique_ptr<DpdkStack> stack(new DpdkStack(n));
   if ((*port)->unmaps_under_bursts()) {  // net_memif: see memif_prefault.h
-    // A client's regions exist once the port has started: populate them before any frame.
-    if (auto r = PrefaultMemifRegions(); !r) {
-      spdlog::warn("{}; the first frames through each buffer page will fault on the core instead",
-                   r.error().message());
-    }
-    // A server maps its peer's when the peer connects, and again after every reconnection.
+    // No frame moves before the link is up; the peer's regions are new after each connection.
     stack->memif_watch_ = std::make_unique<MemifLinkWatcher>((*port)->id(), kMemifWatchPeriod);
   }
   stack->options_ = o;

@@ -16,8 +16,9 @@
 // (refused by a full TX ring, or held by the fault injector) its ticker polls every 16 µs as
 // long as they move, backing off to at most 128 µs while they do not, on either kind of port.
 //
-// net_memif: the shared regions are populated off the cores (memif_prefault.h): a client's
-// in Create, a server's by a control thread that sees the peer's link come up.
+// net_memif: the shared regions are populated off the cores (memif_prefault.h), by a control
+// thread that sees the link come up (a client's regions exist from the start, a server maps
+// its peer's when the peer connects).
 //
 // Shutdown (destructor, from a uthread, after every socket is closed): tickers stopped, each
 // core's CoreNet stopped on its core (the hooks stay registered as no-ops; the runtime cannot
@@ -70,12 +71,9 @@ class DpdkStack final : public Stack {
   Status<void> SetFaults(const DpdkFaultOptions& faults);
   // Fault statistics summed over cores (rx and tx). From a uthread.
   FaultStats fault_stats();
-  // Maps in, ahead of the traffic, what the first frames and bytes of `connections_per_core`
-  // new connections on every core would otherwise fault in one page at a time: the TCP rings
-  // (tcp::Engine::PrimeBuffers) and a memif port's shared regions. For a load generator
-  // before its clock starts. From a uthread; blocks its cores while it runs. Errors: as
-  // OnEveryCore's.
-  Status<void> PrimeConnections(std::size_t connections_per_core);
+  // Stack::PrimeConnections: the TCP rings (tcp::Engine::PrimeBuffers, on every core) and a
+  // memif port's shared regions (the watcher may not have seen the link come up yet).
+  Status<void> PrimeConnections(std::size_t connections_per_core) override;
 
   // --- for the sockets ---
   StackShared& shared() { return shared_; }

@@ -15,9 +15,7 @@
 #include <fstream>
 #include <string>
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23  // Linux 5.14 uapi; older libc headers lack the name
-#endif
+#include "junction/base/pages.h"
 
 namespace junction::net::dpdk {
 
@@ -43,22 +41,20 @@ Status<std::vector<MappedRange>> MemifRegionMappings() {
 Status<std::size_t> PrefaultMemifRegions() {
   auto ranges = MemifRegionMappings();
   if (!ranges) return std::unexpected(ranges.error());
-  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   std::size_t total = 0;
   for (const MappedRange& r : *ranges) {
-    void* addr = reinterpret_cast<void*>(r.lo);
-    const std::size_t len = r.hi - r.lo;
-    if (madvise(addr, len, MADV_POPULATE_WRITE) != 0) {
-      if (errno != EINVAL) {
-        return MakeError(ErrorCode::kUnavailable,
-                         fmt::format("memif prefault: madvise(MADV_POPULATE_WRITE) on {:#x}-{:#x}: {}",
-                                     r.lo, r.hi, std::strerror(errno)));
-      }
-      // A kernel before 5.14: one read per page maps it (shared memfd pages map writable).
-      const volatile char* p = static_cast<const volatile char*>(addr);
-      for (std::size_t off = 0; off < len; off += page) (void)p[off];
+    const PageSpan pages{r.lo, r.hi};  // mappings are page-aligned
+    if (const int err = PopulateWritable(pages); err == EINVAL) {
+      // A kernel before 5.14: one read per page maps it (shared memfd pages map writable;
+      // a write could race with the peer's use of the rings).
+      const volatile char* p = static_cast<const volatile char*>(pages.addr());
+      for (std::size_t off = 0; off < pages.bytes(); off += PageSize()) (void)p[off];
+    } else if (err != 0) {
+      return MakeError(ErrorCode::kUnavailable,
+                       fmt::format("memif prefault: madvise(MADV_POPULATE_WRITE) on {:#x}-{:#x}: {}",
+                                   r.lo, r.hi, std::strerror(err)));
     }
-    total += len;
+    total += pages.bytes();
   }
   return total;
 }

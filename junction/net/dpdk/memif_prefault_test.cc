@@ -9,7 +9,7 @@
 
 #include <cstring>
 
-#include "junction/base/resident_pages.h"
+#include "junction/base/pages.h"
 
 namespace junction::net::dpdk {
 namespace {

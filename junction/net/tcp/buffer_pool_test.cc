@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "junction/base/resident_pages.h"
+#include "junction/base/pages.h"
 
 namespace junction::net::tcp {
 namespace {
