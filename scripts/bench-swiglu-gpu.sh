@@ -15,10 +15,14 @@
 #   (mkdir -p .swiglu-carry/include && cp -r /usr/include/nlohmann .swiglu-carry/include/ &&
 #   cp -r /usr/src/googletest .swiglu-carry/), carry it, and run with
 #   SWIGLU_NLOHMANN_INCLUDE=$PWD/.swiglu-carry/include SWIGLU_GTEST_SOURCE=$PWD/.swiglu-carry/googletest
-# Writes: swiglu-results.md (the markdown tables), cuda.csv, torch.csv, gpu-test.log, build.log.
-# Budget: about 8 minutes in all on an H100/H200 (build ~1-2, tests <1, CUDA bench ~1-2,
-# PyTorch ~3-4 with its own time budget). Exit status: 0 when the CUDA benchmark ran; the GPU
-# test's and PyTorch's outcomes are reported in the markdown.
+# Writes (8 files at most, what a device run brings back): swiglu-results.md (the markdown
+#   table), cuda.csv, torch.csv, gpu-test.log, cuda-bench.log, torch.log, build.log, nvidia-smi.txt.
+# Budget: under 7 minutes on an H100/H200, every GPU step under `timeout` so that a kernel that
+#   hangs costs only its own step: build ~1, swiglu_gpu_test <= GPU_TEST_TIMEOUT (60 s), the
+#   CUDA benchmark one process per implementation (unfused cuBLAS and sm_80 first, the sm_90a
+#   schedules last), each <= BENCH_TIMEOUT (60 s), PyTorch <= TORCH_TIMEOUT (100 s, its
+#   torch.compile rows stop after TORCH_BUDGET_S, 60 s). Exit status: 0 when the markdown was
+#   written; each step's outcome is reported in it.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -96,42 +100,87 @@ if ! { cmake "${CMAKE_ARGS[@]}" && cmake --build "$BUILD/obj" -j "$JOBS" --targe
   echo "bench-swiglu-gpu: build failed (full log: $OUT/build.log)" >&2
   exit 4
 fi
+GPU_TEST_TIMEOUT=${GPU_TEST_TIMEOUT:-60}
+BENCH_TIMEOUT=${BENCH_TIMEOUT:-60}
+TORCH_TIMEOUT=${TORCH_TIMEOUT:-100}
+TORCH_BUDGET_S=${TORCH_BUDGET_S:-60}
+nvidia-smi >"$OUT/nvidia-smi.txt" 2>&1 || true
+# Line-buffered output where coreutils' stdbuf exists: a step killed by `timeout` keeps its log.
+LINEBUF=()
+command -v stdbuf >/dev/null && LINEBUF=(stdbuf -oL -eL)
+
 GPU_TEST_STATUS="not built (GoogleTest missing on this machine)"
 if cmake --build "$BUILD/obj" -j "$JOBS" --target swiglu_gpu_test >>"$OUT/build.log" 2>&1; then
-  say "running swiglu_gpu_test (log: $OUT/gpu-test.log)"
-  if timeout 180 "$BUILD/obj/swiglu-mlp/swiglu_gpu_test" >"$OUT/gpu-test.log" 2>&1; then
+  say "running swiglu_gpu_test (log: $OUT/gpu-test.log, timeout ${GPU_TEST_TIMEOUT}s)"
+  rc=0
+  timeout -k 10 "$GPU_TEST_TIMEOUT" "${LINEBUF[@]}" "$BUILD/obj/swiglu-mlp/swiglu_gpu_test" \
+    >"$OUT/gpu-test.log" 2>&1 || rc=$?
+  if (( rc == 0 )); then
     GPU_TEST_STATUS="passed"
     if grep -q "^\[  SKIPPED \]" "$OUT/gpu-test.log"; then
       GPU_TEST_STATUS="passed with skipped tests (see gpu-test.log)"
     fi
+  elif (( rc == 124 )); then
+    GPU_TEST_STATUS="TIMED OUT after ${GPU_TEST_TIMEOUT}s (a kernel hang? see gpu-test.log)"
   else
-    GPU_TEST_STATUS="FAILED (see gpu-test.log)"
+    GPU_TEST_STATUS="FAILED, exit status $rc (see gpu-test.log)"
   fi
-  grep -E "^\[(  PASSED|  FAILED|  SKIPPED) |exact|NVML" "$OUT/gpu-test.log" | head -60 || true
+  grep -E "^\[(  PASSED|  FAILED|  SKIPPED|       OK) |exact|NVML|Failure|failed" \
+    "$OUT/gpu-test.log" | head -80 || true
 fi
 say "swiglu_gpu_test: $GPU_TEST_STATUS"
 
-# --- CUDA benchmark ------------------------------------------------------------------------
-say "CUDA benchmark"
-timeout 300 "$BUILD/obj/swiglu-mlp/swiglu_gpu_bench" --shapes "$SHAPES" --tokens "$TOKENS" \
-  --iters "$ITERS" --csv "$OUT/cuda.csv" | tee "$OUT/cuda-table.md"
+# --- CUDA benchmark: one process per implementation ------------------------------------------
+# A kernel that hangs or faults (a sticky error ends the CUDA context) then loses only its rows.
+# Each process times the same-FLOPs cuBLAS GEMM again for its own % column; the first one
+# also writes that GEMM's row.
+say "CUDA benchmark (log: $OUT/cuda-bench.log, timeout ${BENCH_TIMEOUT}s per implementation)"
+: >"$OUT/cuda-bench.log"
+CUDA_STATUS=""
+BENCH_RAN=0
+part=0
+for impls in reference,unfused-cublas fused-sm80 fused-sm90-epilogue fused-sm90-overlap; do
+  part=$((part + 1))
+  rc=0
+  echo "=== swiglu_gpu_bench --impls $impls" >>"$OUT/cuda-bench.log"
+  timeout -k 10 "$BENCH_TIMEOUT" "$BUILD/obj/swiglu-mlp/swiglu_gpu_bench" --shapes "$SHAPES" \
+    --tokens "$TOKENS" --iters "$ITERS" --impls "$impls" --csv "$BUILD/cuda-$part.csv" \
+    >>"$OUT/cuda-bench.log" 2>&1 || rc=$?
+  case $rc in
+    0) st="ran"; BENCH_RAN=1 ;;
+    124) st="TIMED OUT after ${BENCH_TIMEOUT}s (rows so far kept)" ;;
+    *) st="FAILED, exit status $rc (rows so far kept; see cuda-bench.log)" ;;
+  esac
+  say "swiglu_gpu_bench $impls: $st"
+  CUDA_STATUS+="${CUDA_STATUS:+; }$impls: $st"
+done
+{
+  echo "shape,tokens,impl,us,tflops,pct_cublas,mismatch_rate,beyond_tol,max_err_ulp"
+  for f in "$BUILD"/cuda-[0-9].csv; do [[ -f $f ]] && tail -n +2 "$f"; done
+} >"$OUT/cuda.csv"
+rm -f "$BUILD"/cuda-[0-9].csv
 
 # --- PyTorch (optional) --------------------------------------------------------------------
 TORCH_STATUS="not run"
 PY=${PYTHON:-python3}
 if command -v "$PY" >/dev/null && "$PY" -c "import torch" 2>/dev/null; then
-  say "PyTorch eager and torch.compile"
-  if PYTHONUNBUFFERED=1 timeout 270 "$PY" "$ROOT/functions/swiglu-mlp/tools/bench_torch.py" \
-       --shapes "$SHAPES" --tokens "$TOKENS" --iters "$ITERS" --budget-s 150 \
-       --csv "$OUT/torch.csv"; then
-    TORCH_STATUS="ran"
-  else
-    TORCH_STATUS="failed or timed out (rows so far kept)"
-  fi
+  say "PyTorch eager and torch.compile (log: $OUT/torch.log, timeout ${TORCH_TIMEOUT}s)"
+  rc=0
+  PYTHONUNBUFFERED=1 timeout -k 10 "$TORCH_TIMEOUT" "$PY" \
+    "$ROOT/functions/swiglu-mlp/tools/bench_torch.py" --shapes "$SHAPES" --tokens "$TOKENS" \
+    --iters "$ITERS" --budget-s "$TORCH_BUDGET_S" --csv "$OUT/torch.csv" >"$OUT/torch.log" 2>&1 \
+    || rc=$?
+  case $rc in
+    0) TORCH_STATUS="ran (torch.compile rows stop after ${TORCH_BUDGET_S}s)" ;;
+    124) TORCH_STATUS="TIMED OUT after ${TORCH_TIMEOUT}s (rows so far kept)" ;;
+    *) TORCH_STATUS="FAILED, exit status $rc (rows so far kept; see torch.log)" ;;
+  esac
+  tail -3 "$OUT/torch.log" || true
 else
   TORCH_STATUS="skipped: $PY cannot import torch (the PyTorch rows need PyTorch with CUDA)"
   echo "bench-swiglu-gpu: $TORCH_STATUS" >&2
 fi
+say "PyTorch: $TORCH_STATUS"
 
 # --- markdown ------------------------------------------------------------------------------
 {
@@ -139,7 +188,8 @@ fi
   echo
   echo "Run $(date -u '+%Y-%m-%d %H:%M UTC') by scripts/bench-swiglu-gpu.sh at commit" \
        "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)" \
-       "(working tree may differ). swiglu_gpu_test: $GPU_TEST_STATUS. PyTorch: $TORCH_STATUS."
+       "(working tree may differ). swiglu_gpu_test: $GPU_TEST_STATUS. CUDA benchmark:" \
+       "$CUDA_STATUS. PyTorch: $TORCH_STATUS."
   echo
   echo "µs: mean GPU time per call (CUDA events, $ITERS calls after warm-up). TFLOP/s counts"
   echo "4·M·N·K. % of GEMM: against one bf16 GEMM with the same FLOPs (X·[Wg;Wu]ᵀ) timed in the"
@@ -173,4 +223,9 @@ fi
       }
     }'
 } >"$OUT/swiglu-results.md"
+# The M = 4096 rows and the step outcomes last (a device run's reply keeps the output's tail).
+grep -E "^\| [^|]+ \| 4096 \|" "$OUT/swiglu-results.md" || true
+say "swiglu_gpu_test: $GPU_TEST_STATUS"
+say "CUDA benchmark: $CUDA_STATUS"
+say "PyTorch: $TORCH_STATUS"
 say "done: $OUT/swiglu-results.md"

@@ -3,7 +3,11 @@
 // against the fp64 reference on sampled rows. Prints a markdown table; --csv writes the rows.
 //
 //   swiglu_gpu_bench [--shapes 0.5B,72B|all] [--tokens 1,16,128,1024,4096] [--iters 20]
-//                    [--sample-rows 4] [--csv out.csv]
+//                    [--sample-rows 4] [--impls reference,fused-sm80,...] [--csv out.csv]
+// --impls: only these rows ("reference" is the same-FLOPs cuBLAS GEMM row; the GEMM is timed
+// in every run, for the % column). scripts/bench-swiglu-gpu.sh runs one implementation per
+// process, so that a kernel that hangs or faults (a sticky CUDA error ends the process's
+// context) costs only its own rows. CSV rows are flushed as they are written.
 // Exit status: 0 on success, 2 for bad arguments, 3 when no CUDA device is usable.
 #include <algorithm>
 #include <cstdio>
@@ -25,7 +29,12 @@ struct Args {
   std::vector<int> tokens = {1, 16, 128, 1024, 4096};
   int iters = 20;
   int sample_rows = 4;
+  std::vector<std::string> impls;  // empty: all
   std::string csv;
+
+  bool Wants(std::string_view impl) const {
+    return impls.empty() || std::find(impls.begin(), impls.end(), impl) != impls.end();
+  }
 };
 
 std::vector<std::string> Split(std::string_view s) {
@@ -57,6 +66,8 @@ bool ParseArgs(int argc, char** argv, Args* a) {
       a->iters = std::atoi(value().c_str());
     } else if (arg == "--sample-rows") {
       a->sample_rows = std::atoi(value().c_str());
+    } else if (arg == "--impls") {
+      a->impls = Split(value());
     } else if (arg == "--csv") {
       a->csv = value();
     } else {
@@ -79,6 +90,14 @@ bool ParseArgs(int argc, char** argv, Args* a) {
   for (int t : a->tokens) {
     if (t < 1 || t > 65536) {
       std::fprintf(stderr, "--tokens values must be in 1..65536\n");
+      return false;
+    }
+  }
+  for (const std::string& impl : a->impls) {
+    bool known = impl == "reference";
+    for (GpuGateUp v : kAllGpuGateUp) known = known || impl == GpuGateUpName(v);
+    if (!known) {
+      std::fprintf(stderr, "unknown --impls entry '%s'\n", impl.c_str());
       return false;
     }
   }
@@ -174,11 +193,17 @@ int Run(const Args& args) {
           } else {
             std::fprintf(csv, ",,\n");
           }
+          std::fflush(csv);
         }
       };
-      emit("cublas-gemm-2N (reference)", *ref_us, nullptr);
+      if (args.Wants("reference")) emit("cublas-gemm-2N (reference)", *ref_us, nullptr);
       for (GpuGateUp v : kAllGpuGateUp) {
-        if (!mlp->Supports(v)) continue;
+        if (!args.Wants(GpuGateUpName(v))) continue;
+        if (!mlp->Supports(v)) {
+          std::fprintf(stderr, "%s: not supported on %s, skipped\n",
+                       std::string(GpuGateUpName(v)).c_str(), probe->name.c_str());
+          continue;
+        }
         auto us = mlp->TimeGateUp(v, warmup, args.iters);
         if (!us) {
           std::fprintf(stderr, "%s: %s\n", std::string(GpuGateUpName(v)).c_str(),
@@ -209,7 +234,8 @@ int main(int argc, char** argv) {
   if (!swiglu::ParseArgs(argc, argv, &args)) {
     std::fprintf(stderr,
                  "usage: swiglu_gpu_bench [--shapes all|0.5B,...] [--tokens 1,16,...] "
-                 "[--iters N] [--sample-rows N] [--csv FILE]\n");
+                 "[--iters N] [--sample-rows N] [--impls reference,fused-sm80,...] "
+                 "[--csv FILE]\n");
     return 2;
   }
   return swiglu::Run(args);
