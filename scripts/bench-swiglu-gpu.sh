@@ -201,7 +201,7 @@ say "PyTorch: $TORCH_STATUS"
   echo "| shape | M | impl | µs | TFLOP/s | % of GEMM | mismatch | beyond tol | max err (ulp) | x eager |"
   echo "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"
   # Rows grouped by (shape, M) in the order the CUDA benchmark ran them.
-  cat "$OUT/cuda.csv" <(tail -n +2 "$OUT/torch.csv" 2>/dev/null || true) | awk -F, '
+  cat "$OUT/cuda.csv" <(tail -n +2 "$OUT/torch.csv" 2>/dev/null || true) | tr -d '\r' | awk -F, '
     NR == 1 { next }
     {
       key = $1 "|" $2

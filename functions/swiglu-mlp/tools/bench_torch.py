@@ -78,7 +78,7 @@ def main() -> int:
         return 1.0 - same.double().mean().item(), err.max().item()
 
     with open(args.csv, "w", newline="") as f:
-        w = csv.writer(f)
+        w = csv.writer(f, lineterminator="\n")  # not \r\n: the script joins these rows with awk
         w.writerow(["shape", "tokens", "impl", "us", "tflops", "pct_cublas", "mismatch_rate",
                     "beyond_tol", "max_err_ulp"])
         for name in names:
