@@ -34,7 +34,10 @@ SWIGLU_HD void FastExpNonPositiveSplit(float a, float* hi, float* scale) {
   a = fminf(a, 0.0f);
   // Every multiply-add is an explicit fmaf, so host (libm/FMA3) and device (FFMA) round alike
   // whatever contraction flags the compilers use.
-  float n = fmaf(a, 1.44269504088896341f, 12582912.0f) - 12582912.0f;
+  // y = 1.5 * 2^23 + n exactly (one unit per ulp there), so n = y - 1.5 * 2^23 exactly and the
+  // integer n is the low bits of y: no float-to-int conversion needed.
+  const float y = fmaf(a, 1.44269504088896341f, 12582912.0f);
+  float n = y - 12582912.0f;
   float r = fmaf(-n, 0.693359375f, a);
   r = fmaf(-n, -2.12194440e-4f, r);
   float z = r * r;
@@ -45,7 +48,7 @@ SWIGLU_HD void FastExpNonPositiveSplit(float a, float* hi, float* scale) {
   p = fmaf(p, r, 1.6666665459e-1f);
   p = fmaf(p, r, 5.0000001201e-1f);
   p = fmaf(p, z, r + 1.0f);
-  int ni = static_cast<int>(n);  // in [-217, 0]
+  int ni = static_cast<int>(FloatToBits(y)) - 0x4B400000;  // == (int)n, in [-217, 0]
   int n1 = ni / 2;               // both halves >= -109: normal powers of two
   int n2 = ni - n1;
   *hi = p * BitsToFloat(static_cast<uint32_t>(n1 + 127) << 23);
@@ -62,11 +65,15 @@ SWIGLU_HD float SiluFast(float x) {
   float hi, scale;
   FastExpNonPositiveSplit(-fabsf(x), &hi, &scale);
   float t = hi * scale;  // e^-|x|
-  if (x >= 0.0f) return x / (1.0f + t);
-  // x * e^x / (1 + e^x) with the small power of two applied last: one rounding into the
-  // subnormals. Below -150 (where the exp argument was clamped) the true value is below 2^-200:
-  // return x * 0, which is -0, or NaN for -inf as IEEE evaluation of x * sigmoid(x) gives.
-  float s = ((x * hi) / (1.0f + t)) * scale;
+  // x >= 0: x / (1 + t). Otherwise x * e^x / (1 + e^x) with the small power of two applied
+  // last: one rounding into the subnormals. Below -150 (where the exp argument was clamped) the
+  // true value is below 2^-200: return x * 0, which is -0, or NaN for -inf as IEEE evaluation
+  // of x * sigmoid(x) gives. Both cases share one division (selects, not branches: on a GPU a
+  // warp with gates of both signs would otherwise run both divisions); the operations on each
+  // path are exactly those of the two-branch form.
+  const bool pos = x >= 0.0f;
+  float q = (pos ? x : x * hi) / (1.0f + t);
+  float s = pos ? q : q * scale;
   return (x < -150.0f) ? x * 0.0f : s;
 }
 
