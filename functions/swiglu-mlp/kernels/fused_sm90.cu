@@ -23,9 +23,10 @@
 //     tiles, bounds-checked ones at the M/N edges).
 // Both compute h = bf16(SiluFast(g) * u), bit-identical to the CPU kernels' SiluMulFast.
 //
-// Status (2026-12-04): first run on an NVIDIA H200 (driver 580.159.04, nvcc 13.0): passes
-// swiglu_gpu_test (0 elements beyond tolerance) and ran every shape of swiglu_gpu_bench;
-// figures in docs/benchmarks/swiglu.md.
+// Status (2026-12-04): ran on an NVIDIA H200 (driver 580.159.04, nvcc 13.0) before and after
+// the m64n256k16 / peeled-last-k-step rework (commit 20e6d8d): both times swiglu_gpu_test
+// passed (0 elements beyond tolerance, same output bits) and every shape of swiglu_gpu_bench
+// ran; figures in docs/benchmarks/swiglu.md.
 //
 // The kernel bodies exist only in the sm_90a compilation (__CUDA_ARCH_FEAT_SM90_ALL); the
 // other targets get a trap, and the host never launches them there (cc 9.0 is checked).
