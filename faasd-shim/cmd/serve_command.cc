@@ -48,6 +48,7 @@
 #ifdef FAASNODE_HAVE_DPDK
 #include "junction/net/dpdk/dpdk_stack.h"
 #endif
+#include "junction/sched/heap_prealloc.h"
 #include "junction/sched/runtime.h"
 #include "junction/sched/sched.h"
 
@@ -96,6 +97,15 @@ int Serve(const NodeConfig& config, junction::sched::Runtime& rt, SignalWaiter& 
   if (!stack) {
     spdlog::error("net.backend = \"{}\": {}", config.net.backend, stack.error().message());
     return 1;
+  }
+  if (config.net.prime_connections > 0) {
+    // The first burst's TCP rings ready before the first request (no-op on the kernel stack).
+    if (auto r = stack->get()->PrimeConnections(config.net.prime_connections, config.net.prime_ring_bytes);
+        !r) {
+      spdlog::warn("net.prime_connections = {}: readying TCP rings failed ({}); continuing, the "
+                   "first connections will map their rings in themselves",
+                   config.net.prime_connections, r.error().message());
+    }
   }
   auto endpoint = junction::net::Endpoint::Parse(config.net.listen);
   if (!endpoint) {
@@ -315,6 +325,12 @@ int Serve(const NodeConfig& config, junction::sched::Runtime& rt, SignalWaiter& 
   options.read_timeout = config.http.read_timeout;
   options.write_timeout = config.http.write_timeout;
   options.idle_timeout = config.http.idle_timeout;
+  // Start-up allocated megabytes on core 0's heap (SQLite caches, the router); top every
+  // core's heap up now, so the first burst of connections does not fault it in page by page.
+  if (auto pregrown = junction::sched::PregrowCoreHeaps(); !pregrown) {
+    spdlog::warn("runtime.heap_prealloc_kib: growing the cores' heaps failed ({}); continuing",
+                 pregrown.error().message());
+  }
   auto server = junction::http::Server::Start(**stack, *endpoint, router.Handler(), options);
   if (!server) {
     spdlog::error("listening on {}: {}", config.net.listen, server.error().message());

@@ -68,6 +68,10 @@ Status<void> ParseRuntime(const toml::table& t, junction::sched::RuntimeConfig* 
       auto v = Integer(node, key, 0, 1 << 20);
       if (!v) return std::unexpected(v.error());
       rc->stack_prealloc = static_cast<std::size_t>(*v);
+    } else if (k == "heap_prealloc_kib") {
+      auto v = Integer(node, key, 0, 1 << 20);
+      if (!v) return std::unexpected(v.error());
+      rc->heap_prealloc = static_cast<std::size_t>(*v) * 1024;
     } else if (k == "idle_spin_us") {
       auto v = Integer(node, key, 0, 1'000'000);
       if (!v) return std::unexpected(v.error());
@@ -82,7 +86,7 @@ Status<void> ParseRuntime(const toml::table& t, junction::sched::RuntimeConfig* 
       rc->poll_interval_us = static_cast<std::uint32_t>(*v);
     } else {
       return Bad(fmt::format("{}: unknown key (known in [runtime]: cores, stack_size_kib, "
-                             "stack_guard, stack_cache, stack_prealloc, idle_spin_us, timer_spin_us, "
+                             "stack_guard, stack_cache, stack_prealloc, heap_prealloc_kib, idle_spin_us, timer_spin_us, "
                              "poll_interval_us)", key));
     }
   }
@@ -260,8 +264,17 @@ Status<void> ParseNet(const toml::table& t, NetConfig* nc) {
       const toml::table* dt = node.as_table();
       if (dt == nullptr) return Bad(fmt::format("{}: expected a table [net.dpdk]", key));
       if (auto s = ParseDpdk(*dt, &nc->dpdk); !s) return s;
+    } else if (k == "prime_connections") {
+      auto v = Integer(node, key, 0, 1 << 16);
+      if (!v) return std::unexpected(v.error());
+      nc->prime_connections = static_cast<std::size_t>(*v);
+    } else if (k == "prime_ring_kib") {
+      auto v = Integer(node, key, 0, 1 << 20);
+      if (!v) return std::unexpected(v.error());
+      nc->prime_ring_bytes = static_cast<std::size_t>(*v) * 1024;
     } else {
-      return Bad(fmt::format("{}: unknown key (known in [net]: backend, listen, [net.dpdk])", key));
+      return Bad(fmt::format("{}: unknown key (known in [net]: backend, listen, prime_connections, "
+                             "prime_ring_kib, [net.dpdk])", key));
     }
   }
   return {};

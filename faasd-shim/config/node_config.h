@@ -51,6 +51,12 @@ struct NetConfig {
   std::string listen = "127.0.0.1:8080";
   // [net.dpdk] and [net.dpdk.faults]: used when backend = "dpdk" (see dpdk_options.h).
   junction::net::DpdkOptions dpdk;
+  // New connections per core whose TCP rings the stack readies at start, the first
+  // prime_ring_bytes of each send and receive ring mapped in (Stack::PrimeConnections; the
+  // kernel backend has none to ready): 4 MiB per core by default. 0: rings are allocated,
+  // and their pages faulted in, by the first burst of connections.
+  std::size_t prime_connections = 128;
+  std::size_t prime_ring_bytes = 16 * 1024;
 };
 
 struct HttpConfig {
@@ -146,9 +152,10 @@ struct LogsConfig {
 };
 
 struct NodeConfig {
-  // A node maps 128 stacks per core at start (runtime.stack_prealloc; the runtime's own
-  // default is 0): a burst of new connections then takes no stack page faults.
-  junction::sched::RuntimeConfig runtime{.stack_prealloc = 128};
+  // A node maps 128 stacks and 4 MiB of malloc heap per core at start
+  // (runtime.stack_prealloc, runtime.heap_prealloc_kib; the runtime's own defaults are 0): a
+  // burst of new connections then takes no page faults on stacks or heap growth.
+  junction::sched::RuntimeConfig runtime{.stack_prealloc = 128, .heap_prealloc = 4 << 20};
   StateConfig state;
   // image -> function store name. Default: faasnode/NAME:latest for each sample native function.
   std::vector<std::pair<std::string, std::string>> images;

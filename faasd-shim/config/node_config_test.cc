@@ -22,6 +22,20 @@ TEST(NodeConfig, EmptyTextGivesTheEmbeddedDefaults) {
   EXPECT_EQ(c->runtime.cores, junction::sched::AllowedCpus());
   EXPECT_EQ(c->runtime.stack_size, 64u * 1024);
   EXPECT_EQ(c->runtime.stack_prealloc, 128u) << "a node maps its stacks at start";
+  EXPECT_EQ(c->runtime.heap_prealloc, 4u << 20) << "and 4 MiB of heap per core";
+  EXPECT_EQ(c->net.prime_connections, 128u);
+  EXPECT_EQ(c->net.prime_ring_bytes, 16u * 1024);
+}
+
+TEST(NodeConfig, PreallocationKeys) {
+  auto c = ParseNodeConfig("[runtime]\nheap_prealloc_kib = 0\n[net]\nprime_connections = 8\nprime_ring_kib = 64\n", "t");
+  ASSERT_TRUE(c.has_value()) << c.error().message();
+  EXPECT_EQ(c->runtime.heap_prealloc, 0u);
+  EXPECT_EQ(c->net.prime_connections, 8u);
+  EXPECT_EQ(c->net.prime_ring_bytes, 64u * 1024);
+  EXPECT_NE(ErrorOf("[runtime]\nheap_prealloc_kib = -4\n").find("runtime.heap_prealloc_kib"), std::string::npos);
+  EXPECT_NE(ErrorOf("[net]\nprime_connections = \"all\"\n").find("net.prime_connections"), std::string::npos);
+  EXPECT_NE(ErrorOf("[net]\nprime = 1\n").find("prime_connections, prime_ring_kib"), std::string::npos);
 }
 
 TEST(NodeConfig, OverridesRuntimeKeys) {

@@ -30,6 +30,9 @@
 
 namespace junction::net {
 
+// Stack::PrimeConnections' bytes_per_ring for every byte of each ring.
+inline constexpr std::size_t kWholeRing = static_cast<std::size_t>(-1);
+
 struct StackOptions {
   // kernel: the least time between two non-blocking epoll_wait calls of a busy core's poll
   // hook. A blocked (idle) core is woken by the kernel at once whatever this says.
@@ -73,10 +76,14 @@ class Stack {
 
   // Maps in, ahead of their traffic, what the first bytes of `connections_per_core` new
   // connections on each core would otherwise fault in a page at a time (1-12 µs each in a
-  // VM): for a load generator, before its clock starts. A stack whose buffers the kernel
-  // holds has nothing to do (the default). From a uthread; blocking, control path only.
-  virtual Status<void> PrimeConnections(std::size_t connections_per_core) {
+  // VM): the first `bytes_per_ring` of each send and receive ring (kWholeRing: all of it).
+  // For a load generator before its clock starts, for a node before it serves. A stack whose
+  // buffers the kernel holds has nothing to do (the default). From a uthread; blocking,
+  // control path only.
+  virtual Status<void> PrimeConnections(std::size_t connections_per_core,
+                                        std::size_t bytes_per_ring) {
     (void)connections_per_core;
+    (void)bytes_per_ring;
     return {};
   }
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "junction/sched/core.h"
+#include "junction/sched/heap_prealloc.h"
 #include "junction/sched/sched.h"
 #include "junction/sched/tsc.h"
 
@@ -25,6 +26,10 @@ Runtime::Runtime(const RuntimeConfig& config)
 Status<std::unique_ptr<Runtime>> Runtime::Create(const RuntimeConfig& config) {
   if (auto v = ValidateRuntimeConfig(config); !v) return std::unexpected(v.error());
   TscHz();  // calibrate now, not on the first switch
+  if (config.heap_prealloc > 0 && !KeepFreedHeap(config.heap_prealloc)) {
+    // Only an optimisation: the cores' pre-grown heaps may then shrink back at a free.
+    fmt::print(stderr, "runtime: raising the malloc trim threshold failed; heap_prealloc may not hold\n");
+  }
   std::unique_ptr<Runtime> rt(new Runtime(config));
   for (std::size_t i = 0; i < config.cores.size(); ++i) {
     rt->cores_.push_back(std::make_unique<Core>(rt.get(), static_cast<int>(i), config.cores[i], config));

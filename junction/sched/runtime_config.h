@@ -25,6 +25,11 @@ struct RuntimeConfig {
   // first uthreads of a burst then take no page faults on their stacks (~2 per stack, 1-12 µs
   // each in a VM; docs/benchmarks/load.md). 0: map slabs on demand.
   std::size_t stack_prealloc = 0;
+  // Bytes of malloc heap each core keeps mapped in and free in its thread's arena once the
+  // program calls PregrowCoreHeaps (heap_prealloc.h; the trim threshold is raised at Create to
+  // keep them): the first burst's parsers and buffers then take no page faults growing the
+  // heap. 0: the heap grows on demand.
+  std::size_t heap_prealloc = 0;
   // How long an idle core polls for work before it blocks its kthread.
   std::uint32_t idle_spin_us = 50;
   // A core whose next timer is nearer than this spins instead of blocking, so that timers

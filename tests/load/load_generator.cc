@@ -351,7 +351,8 @@ Status<LoadResult> RunLoad(const LoadOptions& options, junction::net::Stack& sta
   // core; at most kMaxPrimed of them (128 MiB of dpdk rings).
   constexpr std::size_t kMaxPrimed = 256;
   if (auto r = stack.PrimeConnections(
-          std::min<std::size_t>(static_cast<std::size_t>(options.connections), kMaxPrimed));
+          std::min<std::size_t>(static_cast<std::size_t>(options.connections), kMaxPrimed),
+          junction::net::kWholeRing);
       !r) {
     return std::unexpected(Error(ErrorCode::kUnavailable,
                                  fmt::format("readying the stack's buffers: {}", r.error().message())));

@@ -207,12 +207,13 @@ Status<std::unique_ptr<DpdkStack>> DpdkStack::Create(const StackOptions& options
   return stack;
 }
 
-Status<void> DpdkStack::PrimeConnections(std::size_t connections_per_core) {
+Status<void> DpdkStack::PrimeConnections(std::size_t connections_per_core,
+                                         std::size_t bytes_per_ring) {
   if (shared_.port->unmaps_under_bursts()) {  // net_memif
     if (auto r = PrefaultMemifRegions(); !r) return std::unexpected(r.error());
   }
   return OnEveryCore([&](int i) -> Status<void> {
-    tcp_->engine(i).PrimeBuffers(connections_per_core);
+    tcp_->engine(i).PrimeBuffers(connections_per_core, bytes_per_ring);
     return {};
   });
 }

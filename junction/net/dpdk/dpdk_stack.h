@@ -72,8 +72,11 @@ class DpdkStack final : public Stack {
   // Fault statistics summed over cores (rx and tx). From a uthread.
   FaultStats fault_stats();
   // Stack::PrimeConnections: the TCP rings (tcp::Engine::PrimeBuffers, on every core) and a
-  // memif port's shared regions (the watcher may not have seen the link come up yet).
-  Status<void> PrimeConnections(std::size_t connections_per_core) override;
+  // memif port's shared regions (the watcher may not have seen the link come up yet). The
+  // mbuf pools need nothing: creating a pool writes every mbuf's header, so all its pages
+  // are mapped in from the start.
+  Status<void> PrimeConnections(std::size_t connections_per_core,
+                                std::size_t bytes_per_ring) override;
 
   // --- for the sockets ---
   StackShared& shared() { return shared_; }

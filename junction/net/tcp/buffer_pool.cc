@@ -1,6 +1,8 @@
 // buffer_pool.cc — BufferPool::Prime (see buffer_pool.h).
 #include "junction/net/tcp/buffer_pool.h"
 
+#include <algorithm>
+
 #include "junction/base/pages.h"
 
 namespace junction::net::tcp {
@@ -18,14 +20,14 @@ void Populate(std::byte* p, std::size_t len) {
 
 }  // namespace
 
-void BufferPool::Prime(std::size_t n) {
+void BufferPool::Prime(std::size_t n, std::size_t bytes) {
   if (n > max_free_) {
     max_free_ = n;
     free_.reserve(max_free_);  // Give still never allocates
   }
   while (free_.size() < n) {
     auto b = std::make_unique_for_overwrite<std::byte[]>(block_);
-    Populate(b.get(), block_);
+    Populate(b.get(), std::min(bytes, block_));
     free_.push_back(std::move(b));
   }
 }

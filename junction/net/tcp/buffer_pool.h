@@ -7,9 +7,10 @@
 // out and the bytes kept, for the memory bound tests and diagnostics. Not synchronised: the
 // engine's core owns it.
 //
-// Prime(n) fills the free list up to n blocks whose pages are already mapped, before any
-// traffic: a fresh block's pages each cost a page fault on first touch (1-12 µs in a VM), which
-// a load generator would otherwise pay inside its measured window on every new connection.
+// Prime(n, bytes) fills the free list up to n blocks whose first `bytes` are already mapped in,
+// before any traffic: a fresh block's pages each cost a page fault on first touch (1-12 µs in a
+// VM), which a load generator would otherwise pay inside its measured window on every new
+// connection, and a node in its first burst of connections.
 #pragma once
 
 #include <cstddef>
@@ -42,9 +43,10 @@ class BufferPool {
     if (free_.size() < max_free_) free_.push_back(std::move(b));
   }
 
-  // Keeps at least n free blocks from now on and makes up to n of them now, each populated
-  // (page tables filled, writable). Control path: allocates, and costs a system call per block.
-  void Prime(std::size_t n);
+  // Keeps at least n free blocks from now on and makes up to n of them now, the first
+  // min(bytes, block_bytes()) of each populated (page tables filled, writable). Control path:
+  // allocates, and costs a system call per block.
+  void Prime(std::size_t n, std::size_t bytes);
 
   std::size_t bytes_in_use() const { return in_use_; }       // held by connections
   std::size_t bytes_kept() const { return free_.size() * block_; }  // free, kept for reuse

@@ -25,7 +25,7 @@ TEST(BufferPoolTest, KeepsAtMostMaxFree) {
 
 TEST(BufferPoolTest, PrimedBlocksAreMappedAndKept) {
   BufferPool pool(kBlock, 1);
-  pool.Prime(5);
+  pool.Prime(5, kBlock);
   EXPECT_EQ(pool.bytes_kept(), 5 * kBlock);
   std::vector<std::unique_ptr<std::byte[]>> held;
   for (int i = 0; i < 5; ++i) {
@@ -37,8 +37,22 @@ TEST(BufferPoolTest, PrimedBlocksAreMappedAndKept) {
   EXPECT_EQ(pool.bytes_kept(), 0u);
   for (auto& b : held) pool.Give(std::move(b));
   EXPECT_EQ(pool.bytes_kept(), 5 * kBlock) << "Prime raised the bound to what it primed";
-  pool.Prime(3);  // already more than 3 free: nothing new
+  pool.Prime(3, kBlock);  // already more than 3 free: nothing new
   EXPECT_EQ(pool.bytes_kept(), 5 * kBlock);
+}
+
+TEST(BufferPoolTest, PrimingPartOfABlockMapsOnlyThatPart) {
+  constexpr std::size_t kPart = 16 * 1024;
+  BufferPool pool(kBlock, 1);
+  pool.Prime(2, kPart);
+  for (int i = 0; i < 2; ++i) {
+    auto b = pool.Take();
+    const Residency head = ResidentPages(b.get(), kPart);
+    EXPECT_EQ(head.resident, head.pages) << "block " << i << ": the primed part is mapped in";
+    const Residency rest = ResidentPages(b.get() + kPart, kBlock - kPart);
+    EXPECT_LT(rest.resident, rest.pages / 2) << "block " << i << ": the rest was left alone";
+    pool.Give(std::move(b));
+  }
 }
 
 }  // namespace

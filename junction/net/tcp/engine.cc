@@ -88,9 +88,9 @@ EngineMemory Engine::memory() const {
                       .ring_bytes_kept = snd_pool_.bytes_kept() + rcv_pool_.bytes_kept()};
 }
 
-void Engine::PrimeBuffers(std::size_t connections) {
-  snd_pool_.Prime(connections);
-  rcv_pool_.Prime(connections);
+void Engine::PrimeBuffers(std::size_t connections, std::size_t bytes_per_ring) {
+  snd_pool_.Prime(connections, bytes_per_ring);
+  rcv_pool_.Prime(connections, bytes_per_ring);
 }
 
 void Engine::EnsureSndBuf(Conn* c) {

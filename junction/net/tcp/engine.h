@@ -172,7 +172,7 @@ class Engine final : public TcpRxSink {
   // Readies send and receive rings for `connections` connections ahead of their traffic
   // (BufferPool::Prime): for a load generator, before its clock starts. On the engine's core;
   // allocates and makes system calls, so never on the data path.
-  void PrimeBuffers(std::size_t connections);
+  void PrimeBuffers(std::size_t connections, std::size_t bytes_per_ring);
   // The bytes of one connection's block (its TCB, without ring storage).
   static std::size_t ConnStateBytes();
   int core() const { return opt_.core; }
