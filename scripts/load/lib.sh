@@ -70,16 +70,17 @@ gen_args() {
   [[ -z $GEN_IDLE_POLL_US ]] || printf '%s\n' --dpdk-idle-poll-us "$GEN_IDLE_POLL_US"
 }
 
-# start_node BACKEND: a fresh node (scratch state and ledger) pinned to NODE_CPU; waits until
-# it serves (kernel: /healthz; dpdk: its log says it serves; the memif socket is abstract).
+# start_node BACKEND [CONFIG]: a fresh node (scratch state and ledger) pinned to NODE_CPU, on
+# configs/load/node-BACKEND.toml or CONFIG; waits until it serves (kernel: /healthz; dpdk: its
+# log says it serves; the memif socket is abstract).
 start_node() {
-  local backend=$1
+  local backend=$1 config=${2:-$ROOT/configs/load/node-$1.toml}
   [[ $backend == dpdk && $EUID -ne 0 ]] && die "the dpdk backend needs root (memif's control socket); run as root or BACKENDS=kernel"
   NODE_DIR=$WORK/node-$backend-$RANDOM
   mkdir -p "$NODE_DIR"
   rm -f "$MEMIF_SOCK"
   rm -rf /var/run/dpdk/faasnode-load-node /var/run/dpdk/faasnode-load-gen
-  (cd "$NODE_DIR" && exec taskset -c "$NODE_CPU" "$FAASNODE" serve --config "$ROOT/configs/load/node-$backend.toml") >"$NODE_DIR/node.log" 2>&1 &
+  (cd "$NODE_DIR" && exec taskset -c "$NODE_CPU" "$FAASNODE" serve --config "$config") >"$NODE_DIR/node.log" 2>&1 &
   NODE_PID=$!
   for _ in $(seq 150); do
     kill -0 "$NODE_PID" 2>/dev/null || { tail -5 "$NODE_DIR/node.log" >&2; die "the $backend node exited at start (log above)"; }
