@@ -137,6 +137,30 @@ TEST_F(LedgerTest, RoundTripsRecordsAndIntervals) {
 // The writer inserts 32 rows per statement and the rest of a batch one by one: every row of
 // both paths, in several batches (max_batch 70: 2 groups + 6 single rows each), is present with
 // its own values — no row shifted into another's columns, none lost at a group boundary.
+TEST_F(LedgerTest, OpeningAnOlderLedgerDropsItsFunctionIndex) {
+  // Ledgers made before 2026-12-04 carry an index the writer paid for on every row and no
+  // query used (ledger.cc, kSchema); opening one removes it and keeps its rows.
+  {
+    auto ledger = Ledger::Open({.path = path_});
+    ASSERT_TRUE(ledger) << ledger.error().message();
+    for (uint64_t i = 0; i < 3; ++i) ASSERT_TRUE((*ledger)->Push(0, MakeRecord(i)));
+    ASSERT_TRUE((*ledger)->Close());
+  }
+  {
+    auto db = SqliteDb::Open(path_, {});
+    ASSERT_TRUE(db) << db.error().message();
+    ASSERT_TRUE(db->Exec("CREATE INDEX invocations_by_function ON invocations(function, start_ns)"));
+  }
+  ASSERT_EQ(Query("SELECT count(*) FROM sqlite_master WHERE name = 'invocations_by_function'"), 1);
+  {
+    auto ledger = Ledger::Open({.path = path_});
+    ASSERT_TRUE(ledger) << ledger.error().message();
+    ASSERT_TRUE((*ledger)->Close());
+  }
+  EXPECT_EQ(Query("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'invocations'"), 0);
+  EXPECT_EQ(Query("SELECT count(*) FROM invocations"), 3);
+}
+
 TEST_F(LedgerTest, MultiRowInsertsKeepEveryRowAndField) {
   constexpr uint64_t kRows = 3 * 70 + 45;
   auto ledger = Ledger::Open({.path = path_, .queue_capacity = 1024, .max_batch = 70});
