@@ -134,9 +134,6 @@ TEST_F(LedgerTest, RoundTripsRecordsAndIntervals) {
   EXPECT_FALSE(second);
 }
 
-// The writer inserts 32 rows per statement and the rest of a batch one by one: every row of
-// both paths, in several batches (max_batch 70: 2 groups + 6 single rows each), is present with
-// its own values — no row shifted into another's columns, none lost at a group boundary.
 TEST_F(LedgerTest, OpeningAnOlderLedgerDropsItsFunctionIndex) {
   // Ledgers made before 2026-12-04 carry an index the writer paid for on every row and no
   // query used (ledger.cc, kSchema); opening one removes it and keeps its rows.
@@ -161,6 +158,9 @@ TEST_F(LedgerTest, OpeningAnOlderLedgerDropsItsFunctionIndex) {
   EXPECT_EQ(Query("SELECT count(*) FROM invocations"), 3);
 }
 
+// The writer inserts 32 rows per statement and the rest of a batch one by one: every row of
+// both paths, in several batches (max_batch 70: 2 groups + 6 single rows each), is present with
+// its own values — no row shifted into another's columns, none lost at a group boundary.
 TEST_F(LedgerTest, MultiRowInsertsKeepEveryRowAndField) {
   constexpr uint64_t kRows = 3 * 70 + 45;
   auto ledger = Ledger::Open({.path = path_, .queue_capacity = 1024, .max_batch = 70});

@@ -3,6 +3,7 @@
 
 #include <malloc.h>
 
+#include <atomic>
 #include <climits>
 #include <cstdlib>
 #include <vector>
@@ -26,9 +27,10 @@ bool KeepFreedHeap(std::size_t bytes) {
   // freed memory in its own quarantine. Nothing to do, and nothing to warn about.
   (void)bytes;
   return true;
-#endif
+#else
   const std::size_t threshold = 2 * bytes + 128 * 1024;
   return mallopt(M_TRIM_THRESHOLD, threshold > INT_MAX ? INT_MAX : static_cast<int>(threshold)) == 1;
+#endif
 }
 
 std::size_t PregrowThreadHeap(std::size_t bytes) {
@@ -60,21 +62,13 @@ Status<std::size_t> PregrowCoreHeaps() {
   }
   const std::size_t bytes = rt->config().heap_prealloc;
   if (bytes == 0) return std::size_t{0};
-  std::vector<std::size_t> touched(static_cast<std::size_t>(rt->num_cores()), 0);
-  std::vector<JoinHandle> handles;
-  for (int i = 0; i < rt->num_cores(); ++i) {
-    auto h = Spawn([&touched, i, bytes] { touched[static_cast<std::size_t>(i)] = PregrowThreadHeap(bytes); },
-                   {.core = i, .stealable = false});
-    if (!h) {
-      for (auto& started : handles) started.Join();
-      return std::unexpected(h.error());
-    }
-    handles.push_back(std::move(*h));
-  }
-  for (auto& h : handles) h.Join();
-  std::size_t sum = 0;
-  for (std::size_t t : touched) sum += t;
-  return sum;
+  std::atomic<std::size_t> touched{0};
+  auto done = OnEveryCore([&](int) -> Status<void> {
+    touched.fetch_add(PregrowThreadHeap(bytes), std::memory_order_relaxed);
+    return {};
+  });
+  if (!done) return std::unexpected(done.error());
+  return touched.load();
 }
 
 }  // namespace junction::sched

@@ -4,6 +4,7 @@
 #include <cassert>
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 #include "junction/sched/core.h"
 #include "junction/sched/core_hooks.h"
@@ -124,6 +125,32 @@ bool InRuntime() { return ThisCore() != nullptr; }
 int CurrentCore() {
   Core* c = ThisCore();
   return c != nullptr ? c->index() : -1;
+}
+
+Status<void> OnEveryCore(const std::function<Status<void>(int)>& fn, AccountId account) {
+  Runtime* rt = Runtime::Current();
+  if (rt == nullptr || !InRuntime()) {
+    return MakeError(ErrorCode::kInvalidArgument, "OnEveryCore: call it from a uthread of a running runtime");
+  }
+  const int n = rt->num_cores();
+  std::vector<Status<void>> results(static_cast<std::size_t>(n));
+  std::vector<JoinHandle> handles;
+  Status<void> spawned;
+  for (int i = 0; i < n; ++i) {
+    auto h = Spawn([&, i] { results[static_cast<std::size_t>(i)] = fn(i); },
+                   {.core = i, .account = account, .stealable = false});
+    if (!h) {
+      spawned = std::unexpected(h.error());
+      break;
+    }
+    handles.push_back(std::move(*h));
+  }
+  for (auto& h : handles) h.Join();
+  if (!spawned) return spawned;
+  for (auto& r : results) {
+    if (!r) return r;
+  }
+  return {};
 }
 
 }  // namespace junction::sched

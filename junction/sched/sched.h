@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <new>
 #include <type_traits>
@@ -119,5 +120,12 @@ void SetAccount(AccountId account);
 // Whether the caller is a uthread, and the index of the core running it (-1 outside).
 bool InRuntime();
 int CurrentCore();
+
+// Runs fn(i) on a uthread pinned to each core i of the current runtime (never stolen, its
+// cycles charged to `account`) and returns when every one has finished: the first error one
+// returned, or the spawn failure (after joining those already started, which may reference
+// the caller's locals). For per-core set-up and tear-down. From a uthread; blocking.
+Status<void> OnEveryCore(const std::function<Status<void>(int)>& fn,
+                         AccountId account = accounts::kInherit);
 
 }  // namespace junction::sched

@@ -66,20 +66,7 @@ void RegisterDpdkStack() {
 }
 
 Status<void> DpdkStack::OnEveryCore(const std::function<Status<void>(int)>& fn) {
-  const int n = shared_.num_cores;
-  std::vector<Status<void>> results(n);
-  std::vector<sched::JoinHandle> handles;
-  for (int i = 0; i < n; ++i) {
-    auto h = sched::Spawn([&, i] { results[i] = fn(i); },
-                          {.core = i, .account = sched::accounts::kNet, .stealable = false});
-    if (!h) return std::unexpected(h.error());
-    handles.push_back(std::move(*h));
-  }
-  for (auto& h : handles) h.Join();
-  for (auto& r : results) {
-    if (!r) return r;
-  }
-  return {};
+  return sched::OnEveryCore(fn, sched::accounts::kNet);
 }
 
 Status<std::unique_ptr<DpdkStack>> DpdkStack::Create(const StackOptions& options) {
