@@ -3,6 +3,7 @@
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <cstdlib>
@@ -19,6 +20,9 @@ namespace {
 // large enough that the blocks coalesce into the top chunk when they are freed (no tcache,
 // no fastbins).
 constexpr std::size_t kBlock = 64 * 1024;
+// Blocks up to this size come from the arenas (and stay mapped once freed); larger ones are
+// mmapped, as glibc does by default for blocks above its adaptive threshold.
+constexpr std::size_t kMmapThreshold = 4 * 1024 * 1024;
 }  // namespace
 
 bool KeepFreedHeap(std::size_t bytes) {
@@ -28,8 +32,14 @@ bool KeepFreedHeap(std::size_t bytes) {
   (void)bytes;
   return true;
 #else
-  const std::size_t threshold = 2 * bytes + 128 * 1024;
-  return mallopt(M_TRIM_THRESHOLD, threshold > INT_MAX ? INT_MAX : static_cast<int>(threshold)) == 1;
+  // Setting the trim threshold also stops glibc adapting its mmap threshold, which would
+  // otherwise rise to the largest block freed so far (up to 32 MiB): left at 128 KiB, every
+  // larger buffer (the energy sampler's per-interval vectors, a body of a few hundred KiB) was
+  // an mmap, its page faults and a munmap, each time. Set it where glibc's adaptation would
+  // put such blocks, and keep the trim threshold above twice it, as glibc's adaptation does.
+  const std::size_t threshold = std::max(2 * bytes + 128 * 1024, 2 * kMmapThreshold);
+  return mallopt(M_MMAP_THRESHOLD, static_cast<int>(kMmapThreshold)) == 1 &&
+         mallopt(M_TRIM_THRESHOLD, threshold > INT_MAX ? INT_MAX : static_cast<int>(threshold)) == 1;
 #endif
 }
 

@@ -8,9 +8,11 @@
 // and frees them again: the arena's top chunk then holds them, ready for the next mallocs.
 //
 // For the pages to stay, free must not hand the top back to the kernel: KeepFreedHeap raises
-// glibc's trim threshold (process-wide, M_TRIM_THRESHOLD) to at least 2 × bytes, which also
-// fixes the mmap threshold at its 128 KiB default (glibc stops adapting it once the trim
-// threshold is set). The runtime calls it at Create when RuntimeConfig::heap_prealloc is set.
+// glibc's trim threshold (process-wide, M_TRIM_THRESHOLD) to at least 2 × bytes. That also
+// stops glibc adapting its mmap threshold (128 KiB at start, raised to each larger block
+// freed), so KeepFreedHeap sets it itself, to 4 MiB: otherwise every buffer above 128 KiB
+// would be mmapped, faulted in and unmapped on each use. The runtime calls it at Create when
+// RuntimeConfig::heap_prealloc is set.
 //
 // When: after the program's own start-up work. A node's start (SQLite page caches, the
 // function table, the HTTP router) allocates megabytes on core 0's arena and would use up a
@@ -25,7 +27,8 @@
 
 namespace junction::sched {
 
-// Raises the trim threshold so that a freed heap top of up to 2 × `bytes` stays mapped in.
+// Raises the trim threshold so that a freed heap top of up to 2 × `bytes` stays mapped in,
+// and fixes the mmap threshold at 4 MiB (see above).
 // Returns false if the allocator refused (not glibc): then PregrowThreadHeap's pages may be
 // handed back at the first free.
 bool KeepFreedHeap(std::size_t bytes);
