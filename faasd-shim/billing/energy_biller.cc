@@ -39,6 +39,21 @@ std::vector<int> ProcessCpus() {
   return cpus;
 }
 
+}  // namespace
+
+std::vector<int> HelperCpus(std::span<const int> process_cpus, std::span<const int> worker_cpus) {
+  std::vector<int> all(process_cpus.begin(), process_cpus.end());
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+  std::vector<int> free;
+  for (int c : all) {
+    if (std::find(worker_cpus.begin(), worker_cpus.end(), c) == worker_cpus.end()) free.push_back(c);
+  }
+  return free.empty() ? all : free;
+}
+
+namespace {
+
 std::int64_t UnixNs() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
@@ -105,9 +120,14 @@ Status<std::unique_ptr<EnergyBiller>> EnergyBiller::Start(junction::sched::Runti
       return MakeError(ErrorCode::kIo, fmt::format("energy.ledger: cannot create {}: {}", dir.string(), ec.message()));
     }
   }
-  // The sampler and the ledger writer are started from a pinned worker: let them run on any
-  // of the process's CPUs rather than share that one worker's.
-  b->cpus_ = ProcessCpus();
+  // The sampler and the ledger writer are started from a pinned worker: they would inherit
+  // its CPU. Give them the process's CPUs that no worker holds.
+  const std::vector<int> process_cpus = ProcessCpus();
+  b->cpus_ = HelperCpus(process_cpus, rt->config().cores);
+  spdlog::info("energy: sampler and ledger writer on CPU(s) {}{}", fmt::join(b->cpus_, ","),
+               b->cpus_.size() < process_cpus.size() ? " (none of the runtime's worker CPUs)"
+                                                     : " (shared with the runtime's workers: the "
+                                                       "process has no CPU that is not a worker's)");
   auto ledger = energy::Ledger::Open({.path = options.ledger_path,
                                       .producers = 1,
                                       .queue_capacity = options.ledger_queue_capacity,
@@ -361,6 +381,7 @@ Status<void> EnergyBiller::Step(bool final_step) {
     e.tsc_end = c.tsc_end;
     e.idle_cycles = c.idle;
     e.overhead_cycles = c.runtime + c.poll;
+    e.busy.reserve(c.busy.size());
     for (const auto& a : c.busy) {
       if (a.account >= accounts::kFirstUser) {
         e.busy.push_back({a.account, a.cycles});
