@@ -59,6 +59,13 @@
 
 namespace faasnode::billing {
 
+// The CPUs the sampler and the ledger writer run on: those of the process's CPUs that no
+// runtime worker is pinned to, as Junction/Caladan keep their control threads off the data-
+// plane cores (a helper sharing a worker's CPU holds it for whole scheduler slices, ms at a
+// time, while that worker's requests wait); all of the process's CPUs when the workers hold
+// every one of them. Sorted, without duplicates.
+std::vector<int> HelperCpus(std::span<const int> process_cpus, std::span<const int> worker_cpus);
+
 // Which meter supplies the joules of the CPU side.
 enum class MeterChoice : std::uint8_t {
   kAuto,   // RAPL when /sys/class/powercap/intel-rapl is readable, else the power model
@@ -243,7 +250,7 @@ class EnergyBiller {
   std::atomic<bool> stop_{false};
   std::atomic<bool> stopped_{false};
   std::atomic<std::uint64_t> intervals_{0};
-  std::vector<int> cpus_;  // the process's CPUs, for the sampler and the ledger writer
+  std::vector<int> cpus_;  // HelperCpus(): for the sampler and the ledger writer
   std::thread sampler_;
   std::string last_error_;
 };

@@ -52,6 +52,16 @@ void Burn(std::chrono::microseconds d) {
   }
 }
 
+TEST(HelperCpus, AreTheProcesssCpusNoWorkerHolds) {
+  using V = std::vector<int>;
+  EXPECT_EQ(HelperCpus(V{0, 1}, V{0}), (V{1}));
+  EXPECT_EQ(HelperCpus(V{3, 0, 2, 1}, V{1, 2}), (V{0, 3}));
+  EXPECT_EQ(HelperCpus(V{0, 1, 1}, V{}), (V{0, 1}));
+  // Workers on every CPU (or on CPUs outside the process's set): share them all.
+  EXPECT_EQ(HelperCpus(V{0, 1}, V{0, 1}), (V{0, 1}));
+  EXPECT_EQ(HelperCpus(V{2}, V{2, 5}), (V{2}));
+}
+
 TEST(EnergyBiller, InvocationsAndNodeAddUpToAReplayedMeter) {
   auto rt = junction::sched::Runtime::Create({.cores = junction::sched::testing::FirstCpus(2)});
   ASSERT_TRUE(rt.has_value()) << rt.error().message();
