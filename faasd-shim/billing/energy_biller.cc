@@ -25,22 +25,6 @@ using junction::MakeError;
 using junction::Status;
 namespace accounts = junction::sched::accounts;
 
-namespace {
-// The CPUs the process may use: the main thread's (the runtime pins only its workers).
-std::vector<int> ProcessCpus() {
-  std::vector<int> cpus;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(getpid(), sizeof(set), &set) == 0) {
-    for (int i = 0; i < CPU_SETSIZE; ++i) {
-      if (CPU_ISSET(i, &set)) cpus.push_back(i);
-    }
-  }
-  return cpus;
-}
-
-}  // namespace
-
 std::vector<int> HelperCpus(std::span<const int> process_cpus, std::span<const int> worker_cpus) {
   std::vector<int> all(process_cpus.begin(), process_cpus.end());
   std::sort(all.begin(), all.end());
@@ -122,7 +106,8 @@ Status<std::unique_ptr<EnergyBiller>> EnergyBiller::Start(junction::sched::Runti
   }
   // The sampler and the ledger writer are started from a pinned worker: they would inherit
   // its CPU. Give them the process's CPUs that no worker holds.
-  const std::vector<int> process_cpus = ProcessCpus();
+  // The process's CPUs are the main thread's (the runtime pins only its workers).
+  const std::vector<int> process_cpus = junction::sched::AllowedCpus(getpid());
   b->cpus_ = HelperCpus(process_cpus, rt->config().cores);
   spdlog::info("energy: sampler and ledger writer on CPU(s) {}{}", fmt::join(b->cpus_, ","),
                b->cpus_.size() < process_cpus.size() ? " (none of the runtime's worker CPUs)"

@@ -10,11 +10,11 @@
 
 namespace junction::sched {
 
-std::vector<int> AllowedCpus() {
+std::vector<int> AllowedCpus(int tid) {
   std::vector<int> cpus;
   cpu_set_t set;
   CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+  if (sched_getaffinity(tid, sizeof(set), &set) == 0) {
     for (int i = 0; i < CPU_SETSIZE; ++i) {
       if (CPU_ISSET(i, &set)) cpus.push_back(i);
     }

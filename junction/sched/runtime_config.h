@@ -44,7 +44,9 @@ struct RuntimeConfig {
 // [runtime] section of the node config) and the problem in one line.
 Status<void> ValidateRuntimeConfig(const RuntimeConfig& config);
 
-// The CPUs this process may run on (sched_getaffinity), ascending.
-std::vector<int> AllowedCpus();
+// The CPUs thread `tid` may run on (sched_getaffinity; 0: the calling thread), ascending.
+// From a pinned runtime worker, AllowedCpus(getpid()) gives the process's CPUs: those of the
+// main thread, which the runtime does not pin.
+std::vector<int> AllowedCpus(int tid = 0);
 
 }  // namespace junction::sched
