@@ -5,11 +5,13 @@
 // TryPop at any time (they may differ). Neither blocks. Capacity is a power of two.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <memory>
 #include <new>
 #include <type_traits>
+#include <vector>
 
 namespace energy {
 
@@ -50,6 +52,23 @@ class SpscQueue {
     *out = slots_[head & mask_];
     head_.store(head + 1, std::memory_order_release);
     return true;
+  }
+
+  // Consumer only. Appends every record queued when it starts to `out` (in order, in at most
+  // two contiguous copies) and frees their slots at once; returns how many. `out` may
+  // allocate (the caller reserves to avoid it).
+  size_t PopAllInto(std::vector<T>& out) {
+    const size_t head = head_.load(std::memory_order_relaxed);
+    const size_t tail = tail_.load(std::memory_order_acquire);
+    cached_tail_ = tail;
+    const size_t n = tail - head;
+    if (n == 0) return 0;
+    const size_t first = head & mask_;
+    const size_t run = std::min(n, mask_ + 1 - first);  // up to the ring's end
+    out.insert(out.end(), slots_.get() + first, slots_.get() + first + run);
+    out.insert(out.end(), slots_.get(), slots_.get() + (n - run));
+    head_.store(tail, std::memory_order_release);
+    return n;
   }
 
   // Any thread; a snapshot that may be stale by the time it is used.

@@ -2,6 +2,7 @@
 #include "energy/ledger/spsc_queue.h"
 
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -47,6 +48,39 @@ TEST(SpscQueueTest, TwoThreadsKeepOrderAndLoseNothing) {
   }
   producer.join();
   EXPECT_FALSE(q.TryPop(&v));
+}
+
+TEST(SpscQueueTest, PopAllIntoTakesEverythingInOrderAcrossTheRingsEnd) {
+  SpscQueue<int> q(8);
+  std::vector<int> out;
+  EXPECT_EQ(q.PopAllInto(out), 0u);
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(q.TryPush(i));
+  int v = -1;
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(q.TryPop(&v));  // head at 5: the next run wraps
+  for (int i = 6; i < 13; ++i) ASSERT_TRUE(q.TryPush(i));  // 8 queued, slots 5..7 then 0..4
+  EXPECT_FALSE(q.TryPush(99));
+  out.push_back(-1);  // appended after what is there
+  EXPECT_EQ(q.PopAllInto(out), 8u);
+  EXPECT_EQ(out, (std::vector<int>{-1, 5, 6, 7, 8, 9, 10, 11, 12}));
+  EXPECT_EQ(q.ApproxSize(), 0u);
+  for (int i = 0; i < 8; ++i) EXPECT_TRUE(q.TryPush(100 + i));  // every slot free again
+}
+
+TEST(SpscQueueTest, PopAllIntoAgainstAConcurrentProducerLosesNothing) {
+  constexpr uint64_t kN = 1'000'000;
+  SpscQueue<uint64_t> q(256);
+  std::thread producer([&] {
+    for (uint64_t i = 0; i < kN; ++i) {
+      while (!q.TryPush(i)) std::this_thread::yield();
+    }
+  });
+  std::vector<uint64_t> got;
+  got.reserve(kN);
+  while (got.size() < kN) {
+    if (q.PopAllInto(got) == 0) std::this_thread::yield();
+  }
+  producer.join();
+  for (uint64_t i = 0; i < kN; ++i) ASSERT_EQ(got[i], i);
 }
 
 }  // namespace

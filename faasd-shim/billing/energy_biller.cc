@@ -335,26 +335,20 @@ void EnergyBiller::SamplerLoop() {
 }
 
 Status<void> EnergyBiller::Step(bool final_step) {
-  // Calls completed before this close end inside the interval it closes (or earlier ones).
-  std::vector<PendingCall>& fresh = fresh_;
-  fresh.clear();
+  // Calls completed before this close end inside the interval it closes (or earlier ones):
+  // they wait with those an earlier failed step left until an interval is attributed.
   for (auto& qp : queues_) {
     CoreQueue& q = *qp;
-    PendingCall c;
-    while (q.ring.TryPop(&c)) fresh.push_back(c);
+    q.ring.PopAllInto(waiting_);
     q.drained.clear();
     {
       std::lock_guard<junction::sched::Spinlock> l(q.lock);
       q.spill.swap(q.drained);
     }
-    fresh.insert(fresh.end(), q.drained.begin(), q.drained.end());
+    waiting_.insert(waiting_.end(), q.drained.begin(), q.drained.end());
   }
   auto snap = rt_->CloseInterval(std::chrono::milliseconds(final_step ? 2000 : 200));
-  if (!snap) {
-    // Not lost: the calls wait for the next interval.
-    waiting_.insert(waiting_.end(), fresh.begin(), fresh.end());
-    return std::unexpected(snap.error());
-  }
+  if (!snap) return std::unexpected(snap.error());  // not lost: billed after the next close
   if (options_.on_interval) options_.on_interval(*snap);
   std::vector<energy::CoreIntervalCycles> cores;
   cores.reserve(snap->cores.size());
@@ -397,7 +391,6 @@ Status<void> EnergyBiller::Step(bool final_step) {
   if (!meter) {
     if (carried_.empty()) carried_begin_tsc_ = begin_tsc;
     carried_ = std::move(cores);
-    waiting_.insert(waiting_.end(), fresh.begin(), fresh.end());
     return std::unexpected(meter.error());
   }
   carried_.clear();
@@ -424,9 +417,9 @@ Status<void> EnergyBiller::Step(bool final_step) {
   }
   if (auto s = ledger_->PushInterval(interval); !s) return s;
   intervals_.fetch_add(1, std::memory_order_relaxed);
-  waiting_.insert(waiting_.end(), fresh.begin(), fresh.end());
   // Every waiting call ended before this close: its bill is final now.
-  for (const PendingCall& c : waiting_) {
+  for (size_t i = 0; i < waiting_.size(); ++i) {
+    const PendingCall& c = waiting_[i];
     energy::InvocationRecord rec;
     rec.call_id.Assign(c.call_id.view());
     rec.function.Assign(c.function);
@@ -447,7 +440,11 @@ Status<void> EnergyBiller::Step(bool final_step) {
     if (c.measured.present != 0) {
       if (auto m = AddMeasured(*carbon_, c.measured, c.start_ns, c.end_ns, rec); !m && priced) priced = m;
     }
-    if (auto p = ledger_->Push(0, rec); !p) return std::unexpected(p.error());
+    if (auto p = ledger_->Push(0, rec); !p) {
+      // Those already pushed (and their bills taken) must not be pushed twice by a retry.
+      waiting_.erase(waiting_.begin(), waiting_.begin() + static_cast<std::ptrdiff_t>(i));
+      return std::unexpected(p.error());
+    }
     if (options_.on_bill) options_.on_bill(rec);
   }
   waiting_.clear();

@@ -239,8 +239,7 @@ class EnergyBiller {
   void Enqueue(CoreQueue& q, const PendingCall& call);
   void LogOverflow(bool final_log);
   std::vector<std::unique_ptr<CoreQueue>> queues_;  // one per core, + one for callers off it
-  std::vector<PendingCall> waiting_;   // sampler only: completed, interval not closed yet
-  std::vector<PendingCall> fresh_;     // sampler only: Step's drain of the core queues
+  std::vector<PendingCall> waiting_;   // sampler only: completed, not billed yet
   Counters logged_;                    // sampler only: the counts last logged
   std::chrono::steady_clock::time_point next_overflow_log_{};
 
