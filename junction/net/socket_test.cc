@@ -302,7 +302,6 @@ TEST_P(SocketTest, ParkedSocketsDoNotSpin) {
     ConnectedPair p;
     ASSERT_NO_FATAL_FAILURE(OpenPair(stack, p));
     TcpConn* c = &p.client;
-    TcpConn* s = &p.server;
     auto cpu_now = [] {
       timespec ts{};
       clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
