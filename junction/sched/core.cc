@@ -132,6 +132,7 @@ void Core::ChargeAt(AccountId account, std::uint64_t now) {
 void Core::SetAccount(AccountId account) {
   ChargeAt(current_->account, Rdtsc());
   current_->account = account;
+  tables_[active_].Prefetch(account);
 }
 
 // ---------------------------------------------------------------------------------------

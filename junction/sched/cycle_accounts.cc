@@ -2,10 +2,6 @@
 #include "junction/sched/cycle_accounts.h"
 
 namespace junction::sched {
-namespace {
-inline std::size_t Hash(AccountId a) { return static_cast<std::size_t>(a * 0x9E3779B97F4A7C15ull >> 17); }
-}  // namespace
-
 AccountTable::AccountTable() : slots_(256, Slot{0, 0}) { used_.reserve(256); }
 
 void AccountTable::Reset(std::uint64_t tsc_begin) {

@@ -63,6 +63,14 @@ class AccountTable {
       AddUser(account, cycles);
     }
   }
+  // Starts loading the slot a user account would use, so that its first Add (when it is
+  // switched out, a call's run later) does not wait on memory: a table of a few thousand
+  // calls an interval is spread over ~100 KiB by the hash, and that Add missed the cache.
+  void Prefetch(AccountId account) const {
+    if (account >= accounts::kFirstUser) {
+      __builtin_prefetch(&slots_[Hash(account) & (slots_.size() - 1)], 1);
+    }
+  }
   void Close(std::uint64_t tsc_end) { tsc_end_ = tsc_end; }
   void ExportTo(CoreInterval* out) const;
 
@@ -71,6 +79,7 @@ class AccountTable {
     AccountId key;  // 0 = empty (user accounts are >= kFirstUser)
     std::uint64_t cycles;
   };
+  static std::size_t Hash(AccountId a) { return static_cast<std::size_t>(a * 0x9E3779B97F4A7C15ull >> 17); }
   void AddUser(AccountId account, std::uint64_t cycles);
   void Grow();
 
