@@ -125,7 +125,9 @@ TEST_F(CarbonQueryTest, ByHourFiltersAndUnpricedIntervals) {
   auto last_hour = QueryCarbon(path_, {.since_ns = kT0 + 2 * kHour});
   ASSERT_TRUE(last_hour.has_value());
   for (const CarbonRow& row : last_hour->rows) {
-    if (row.kind == CarbonRow::Kind::kMeter) EXPECT_EQ(row.calls, 1);
+    if (row.kind == CarbonRow::Kind::kMeter) {
+      EXPECT_EQ(row.calls, 1);
+    }
   }
   // The middle interval has no price: the node's grams over all three are not claimed.
   auto all = QueryCarbon(path_, {});
