@@ -64,8 +64,8 @@ struct ClientRequest {
   std::string_view url;          // http://IPV4[:PORT]/path or http://localhost[:PORT]/path
   // Extra fields. Host is the client's (from the URL) and skipped here; Content-Length,
   // Transfer-Encoding and Connection are refused (kInvalidArgument).
-  std::span<const Header> headers{};
-  std::string_view body{};
+  std::span<const Header> headers;
+  std::string_view body;
   sched::Deadline deadline = sched::Deadline::max();
 };
 

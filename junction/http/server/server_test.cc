@@ -42,10 +42,7 @@ struct Got {
 };
 
 Got FromResponse(const Response& r) {
-  Got g;
-  g.status = r.status;
-  g.body = std::string(r.body);
-  g.keep_alive = r.keep_alive;
+  Got g{r.status, std::string(r.body), r.keep_alive};
   g.x_path = std::string(r.headers.Find("X-Path").value_or(""));
   g.x_line = std::string(r.headers.Find("X-Line").value_or(""));
   g.x_line_two = std::string(r.headers.Find("X-Line-Two").value_or(""));
