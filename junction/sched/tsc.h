@@ -43,8 +43,9 @@ std::int64_t MonoNsReanchor(std::uint64_t tsc);  // reads the clocks (vDSO), ret
 // Monotonic nanoseconds, the steady_clock epoch (CLOCK_MONOTONIC), never decreasing on a
 // kthread. From the TSC and a per-kthread anchor: ~10 ns against ~30-50 for a vDSO
 // clock_gettime in a VM (kvm-clock); readings on different kthreads agree within ~0.1 us.
-inline std::int64_t MonoNs() {
-  const std::uint64_t t = Rdtsc();
+// MonoNsAt(t): the same from a TSC value this kthread read a moment ago (Rdtsc()), for a
+// path that needs both and should pay for one read (~11 ns on the AMD VMs here).
+inline std::int64_t MonoNsAt(std::uint64_t t) {
   detail::MonoAnchor& a = detail::mono_anchor;
   const std::uint64_t d = t - a.tsc;  // wraps (huge) if the TSC went back: read the clock
   if (d >= a.period_ticks) [[unlikely]] return detail::MonoNsReanchor(t);
@@ -53,6 +54,7 @@ inline std::int64_t MonoNs() {
   a.last = ns;
   return ns;
 }
+inline std::int64_t MonoNs() { return MonoNsAt(Rdtsc()); }
 
 // MonoNs() as a steady_clock time point, for deadlines on hot paths (Clock::now() is a vDSO
 // call; both read the same clock).

@@ -85,8 +85,8 @@ class CoreNet final : public tcp::TcpTx {
   int core() const { return core_; }
   rte_mempool* pool() const { return pool_; }
 
-  // One poll pass: RX burst (through the fault injector), the steering and ARP rings,
-  // retired sockets, TCP timers, ARP retries, then the TX flush. Returns the work done:
+  // One poll pass: retired sockets, the ARP ring, TCP timers, ARP retries, the steering
+  // ring, the RX burst (through the fault injector) last, then the TX flush. Returns the work done:
   // frames handled, plus frames a full TX ring had refused that went out since the last pass
   // (so a caller that backs off while idle keeps retrying while the ring drains).
   int Poll();
@@ -174,6 +174,7 @@ class CoreNet final : public tcp::TcpTx {
   std::uint64_t next_housekeeping_ = 0;
   std::uint64_t housekeeping_cycles_ = 0;
   std::uint64_t busy_polls_ = 0;
+  std::int64_t pass_now_ns_ = 0;  // MonoNs at the start of the running Poll(); 0 outside one
   bool stopped_ = false;
   int tx_count_ = 0;
   int tx_retry_ = 0;  // tx_[0, tx_retry_): frames a full ring refused, retried first by Flush

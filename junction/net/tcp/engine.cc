@@ -203,7 +203,7 @@ void Engine::Abandon(Conn* c, int err) {
 }
 
 void Engine::Advance(std::int64_t now_ns) {
-  now_ = now_ns;
+  if (now_ns > now_) now_ = now_ns;  // a caller's pass-start reading may trail one taken since
   wheel_.Advance(now_ns, [this](TimerNode* n) { OnTimer(static_cast<Conn*>(n)); });
   if (!tx_blocked_.empty()) RetryBlockedTx();
 }
@@ -345,7 +345,6 @@ Status<void> Engine::ConnectResult(Conn* c) const {
 Status<std::size_t> Engine::Recv(Conn* c, std::span<std::byte> buf) {
   const std::size_t n = std::min(buf.size(), c->rcvbuf.size());
   if (n > 0) {
-    Now();
     c->rcvbuf.ReadAt(0, buf.data(), n);
     c->rcvbuf.Consume(n);
     // Drained after the peer's FIN with nothing more to come: the storage can go.
@@ -357,6 +356,7 @@ Status<std::size_t> Engine::Recv(Conn* c, std::span<std::byte> buf) {
     const std::uint32_t step = std::min<std::uint32_t>(static_cast<std::uint32_t>(c->rcv_limit / 2), c->mss);
     if (!c->fin_in && c->state != TcpState::kClosed && c->state != TcpState::kSynSent &&
         SeqGeq(right, c->rcv_adv + step)) {
+      Now();  // only here: a read that sends nothing needs no clock
       SendAck(c);
       ArmTimer(c);
     }

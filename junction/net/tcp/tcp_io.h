@@ -88,6 +88,9 @@ struct RxSegment {
   Ipv4Addr dst;                     // this node
   std::span<const std::byte> tcp;   // TCP header + options + payload; valid during the call
   bool checksum_verified = false;   // the NIC checked the TCP checksum and found it good
+  // When it arrived (sched::MonoNs()), if the IP layer read the clock for its poll pass
+  // already; 0: the engine reads it. Never later than the engine's next reading.
+  std::int64_t now_ns = 0;
 };
 
 // A transmit buffer lent by the IP layer.
