@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -401,10 +400,6 @@ void Ledger::WriterLoop() {
     for (int c : options_.writer_cpus) CPU_SET(c, &set);
     pthread_setaffinity_np(pthread_self(), sizeof(set), &set);  // best effort: a hint
   }
-  if (options_.writer_slice.count() > 0) {
-    // The pause is tens of µs: the default 50 µs of timer slack would double it.
-    prctl(PR_SET_TIMERSLACK, 5000UL, 0, 0, 0);
-  }
   while (true) {
     uint64_t ticket;
     bool stopping;
@@ -415,7 +410,6 @@ void Ledger::WriterLoop() {
       ticket = flush_requested_;
       stopping = stop_;
     }
-    slice_start_ = std::chrono::steady_clock::now();
     // Drain until the queues are empty (several transactions when there is a backlog). A
     // failing batch stays in batch_ and is retried on the next round (three tries at Close).
     int failures = 0;
@@ -471,7 +465,6 @@ Ledger::BatchOutcome Ledger::WriteBatch() {
   if (batch_.empty() && interval_batch_.empty() && aggregate_batch_.empty()) return {taken, true};
   auto ok = WriteBatchRows();
   std::lock_guard lock(mu_);
-  stats_.writer_pauses = pauses_;
   if (ok) {
     stats_.rows_written += batch_.size();
     stats_.intervals_written += interval_batch_.size();
@@ -516,15 +509,6 @@ void Ledger::BindInvocation(SqliteStatement& st, int base, const Queued& q) {
   st.Bind(base + 23, static_cast<int64_t>(r.bytes_out));
 }
 
-void Ledger::MaybePause() {
-  if (options_.writer_slice.count() <= 0) return;
-  const auto now = std::chrono::steady_clock::now();
-  if (now - slice_start_ < options_.writer_slice) return;
-  std::this_thread::sleep_for(kWriterPause);
-  ++pauses_;
-  slice_start_ = std::chrono::steady_clock::now();
-}
-
 Status<void> Ledger::WriteBatchRows() {
   if (auto ok = db_->Exec("BEGIN IMMEDIATE"); !ok) return ok;
   auto fail = [&](const junction::Error& e) -> Status<void> {
@@ -533,16 +517,16 @@ Status<void> Ledger::WriteBatchRows() {
   };
   // Full groups of kRowsPerInsert rows in one statement each, the rest one by one.
   size_t i = 0;
+  int statements = 0;
   for (; i + kRowsPerInsert <= batch_.size(); i += kRowsPerInsert) {
     SqliteStatement& st = insert_invocations_;
     for (int row = 0; row < kRowsPerInsert; ++row) BindInvocation(st, row * 23, batch_[i + row]);
     if (auto ok = st.Run(); !ok) return fail(ok.error());
-    MaybePause();
+    if (++statements % kStatementsPerYield == 0) sched_yield();
   }
   for (; i < batch_.size(); ++i) {
     BindInvocation(insert_invocation_, 0, batch_[i]);
     if (auto ok = insert_invocation_.Run(); !ok) return fail(ok.error());
-    if (i % 8 == 7) MaybePause();
   }
   SqliteStatement& is = insert_interval_;
   for (const IntervalRecord& r : interval_batch_) {
@@ -568,7 +552,6 @@ Status<void> Ledger::WriteBatchRows() {
       for (int i = 17; i <= 22; ++i) is.BindNull(i);
     }
     if (auto ok = is.Run(); !ok) return fail(ok.error());
-    MaybePause();
   }
   SqliteStatement& as = insert_aggregate_;
   const int64_t now = RealtimeNs();
@@ -592,7 +575,6 @@ Status<void> Ledger::WriteBatchRows() {
     as.Bind(22, static_cast<int64_t>(a.bytes_in));
     as.Bind(23, static_cast<int64_t>(a.bytes_out));
     if (auto ok = as.Run(); !ok) return fail(ok.error());
-    MaybePause();
   }
   if (auto ok = db_->Exec("COMMIT"); !ok) return fail(ok.error());
   return {};

@@ -54,13 +54,6 @@ struct LedgerOptions {
   // opens the ledger from a pinned worker: pass the process's CPUs so the writer does not
   // share that one worker's CPU.
   std::vector<int> writer_cpus;
-  // Where the writer shares a CPU with a runtime worker that polls (a one-core node on a small
-  // machine), it works in slices of at most this long and sleeps between them, so a request
-  // never waits behind more than one slice. 0: no slicing (a CPU of its own). Why a sleep and
-  // not sched_yield: under EEVDF a yield hands over only to a thread still owed CPU time, and
-  // a worker that polls never is, so the writer kept the CPU for its whole batch (up to 4.6 ms
-  // at 30k calls/s, docs/benchmarks/energy.md).
-  std::chrono::microseconds writer_slice{0};
 };
 
 struct OpenReport {
@@ -78,7 +71,6 @@ struct LedgerStats {
   uint64_t overflow_rows = 0;
   uint64_t batches = 0;
   uint64_t failed_batches = 0;  // retried on the next round
-  uint64_t writer_pauses = 0;   // sleeps between the writer's slices (LedgerOptions::writer_slice)
 };
 
 struct PushResult {
@@ -177,14 +169,14 @@ class Ledger {
   // kRowsPerInsert rows instead of one per row (the per-row step/reset/VDBE start was most of
   // the writer's cost per invocation). The rest of a batch goes through insert_invocation_.
   static constexpr int kRowsPerInsert = 32;
-  // The sleep between two of the writer's slices (LedgerOptions::writer_slice): long enough
-  // for the worker to serve what waited, short enough (with the writer's timer slack set to
-  // match) that the writer still keeps up at half a core's rate.
-  static constexpr std::chrono::microseconds kWriterPause{30};
-  // Called between statements: sleeps kWriterPause once the slice is used up.
-  void MaybePause();
-  std::chrono::steady_clock::time_point slice_start_{};
-  uint64_t pauses_ = 0;  // writer thread only; copied into stats_ after each batch
+  // The writer offers its CPU (sched_yield) after this many multi-row statements inside a
+  // transaction (~64 rows). Under EEVDF that hands over only to a thread still owed CPU time
+  // (the sampler, a woken worker), not to a worker that polls: measured on the one-core load
+  // node, the writer still ran its batches in pieces of up to 4.6 ms at 30k calls/s. Sleeping
+  // between 50 µs slices instead bounded them to 0.23 ms but did not move the p99 and cost
+  // ~2% of saturated throughput in context switches, so it was not kept (energy.md,
+  // 2026-12-06). With a CPU of its own the yield returns at once.
+  static constexpr int kStatementsPerYield = 2;
   SqliteStatement insert_invocations_;
   std::array<std::string, 256> source_text_;  // SourceSet::bits() -> its text, filled lazily
   SqliteStatement insert_interval_;

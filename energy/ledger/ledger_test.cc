@@ -206,36 +206,6 @@ TEST_F(LedgerTest, MultiRowInsertsKeepEveryRowAndField) {
   EXPECT_EQ(i, kRows);
 }
 
-// A writer that shares its CPU with a polling worker works in slices and sleeps between them
-// (LedgerOptions::writer_slice); every row still lands, and a writer with no slice never
-// sleeps inside a batch.
-TEST_F(LedgerTest, ASlicedWriterPausesBetweenSlicesAndKeepsEveryRow) {
-  constexpr uint64_t kRows = 64 * 32;  // 64 multi-row statements
-  for (const auto slice : {std::chrono::microseconds(1), std::chrono::microseconds(0)}) {
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-    auto ledger = Ledger::Open({.path = path_,
-                                .queue_capacity = 4096,
-                                .max_batch = 4096,
-                                .flush_interval = std::chrono::milliseconds(100000),
-                                .writer_slice = slice});
-    ASSERT_TRUE(ledger) << ledger.error().message();
-    for (uint64_t i = 0; i < kRows; ++i) ASSERT_TRUE((*ledger)->Push(0, MakeRecord(i)));
-    ASSERT_TRUE((*ledger)->Flush());
-    const LedgerStats s = (*ledger)->stats();
-    EXPECT_EQ(s.rows_written, kRows);
-    if (slice.count() > 0) {
-      // Each statement takes far more than 1 µs: a pause after (nearly) every one.
-      EXPECT_GE(s.writer_pauses, kRows / 32 / 2) << "slice " << slice.count() << " us";
-    } else {
-      EXPECT_EQ(s.writer_pauses, 0u);
-    }
-    ASSERT_TRUE((*ledger)->Close());
-    ledger->reset();
-    EXPECT_EQ(Query("SELECT count(*) FROM invocations"), static_cast<int64_t>(kRows));
-  }
-}
-
 TEST_F(LedgerTest, AMillionRowsUnderLoad) {
   constexpr uint32_t kProducers = 2;
   constexpr uint64_t kPerProducer = 500'000;

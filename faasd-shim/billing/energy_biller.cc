@@ -38,10 +38,6 @@ std::vector<int> HelperCpus(std::span<const int> process_cpus, std::span<const i
 
 namespace {
 
-// The ledger writer's slice where it shares its CPU with a worker (LedgerOptions::writer_slice):
-// a request waits at most about this long behind it.
-constexpr std::chrono::microseconds kSharedCpuSlice{50};
-
 std::int64_t UnixNs() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
@@ -113,10 +109,6 @@ Status<std::unique_ptr<EnergyBiller>> EnergyBiller::Start(junction::sched::Runti
   // The process's CPUs are the main thread's (the runtime pins only its workers).
   const std::vector<int> process_cpus = junction::sched::AllowedCpus(getpid());
   b->cpus_ = HelperCpus(process_cpus, rt->config().cores);
-  const auto& workers = rt->config().cores;
-  const bool shares_worker_cpu = std::any_of(b->cpus_.begin(), b->cpus_.end(), [&](int c) {
-    return std::find(workers.begin(), workers.end(), c) != workers.end();
-  });
   spdlog::info("energy: sampler and ledger writer on CPU(s) {}{}", fmt::join(b->cpus_, ","),
                b->cpus_.size() < process_cpus.size() ? " (none of the runtime's worker CPUs)"
                                                      : " (shared with the runtime's workers: the "
@@ -124,10 +116,7 @@ Status<std::unique_ptr<EnergyBiller>> EnergyBiller::Start(junction::sched::Runti
   auto ledger = energy::Ledger::Open({.path = options.ledger_path,
                                       .producers = 1,
                                       .queue_capacity = options.ledger_queue_capacity,
-                                      .writer_cpus = b->cpus_,
-                                      // a polling worker on the same CPU: slice the writer
-                                      .writer_slice = shares_worker_cpu ? kSharedCpuSlice
-                                                                        : std::chrono::microseconds(0)});
+                                      .writer_cpus = b->cpus_});
   if (!ledger) return std::unexpected(ledger.error());
   b->ledger_ = std::move(*ledger);
   const energy::OpenReport& opened = b->ledger_->open_report();
