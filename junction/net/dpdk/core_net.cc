@@ -127,8 +127,8 @@ void CoreNet::Retire(UdpSock* s) {
 
 void CoreNet::FreeRetired() {
   // Looked at on every poll pass: a plain load first, since the exchange is a locked
-  // instruction (it waits for the store buffer, which holds the port's stores to the
-  // memif-shared lines) and the list is almost always empty.
+  // instruction (38% of this function's own samples in a profile of the RPC bench, net.md)
+  // and the list is almost always empty.
   if (retired_.load(std::memory_order_relaxed) == nullptr) return;
   UdpSock* s = retired_.exchange(nullptr, std::memory_order_acquire);
   while (s != nullptr) {
