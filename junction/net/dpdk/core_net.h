@@ -86,8 +86,8 @@ class CoreNet final : public tcp::TcpTx {
   rte_mempool* pool() const { return pool_; }
 
   // One poll pass: retired sockets, the ARP ring, TCP timers, ARP retries, the steering
-  // ring, the RX burst (through the fault injector) last, then the TX flush. Returns the work done:
-  // frames handled, plus frames a full TX ring had refused that went out since the last pass
+  // ring, the RX burst (through the fault injector) last, then the TX flush. Returns the work
+  // done: frames handled, plus frames a full TX ring had refused that went out since the last pass
   // (so a caller that backs off while idle keeps retrying while the ring drains).
   int Poll();
   // Frames wait for a later pass: refused by a full TX ring, or held by a fault injector

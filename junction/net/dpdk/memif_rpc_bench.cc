@@ -64,11 +64,12 @@ constexpr auto kPhaseLimit = 60s;  // every phase is bounded in time as well as 
 class SoftBound {
  public:
   SoftBound(std::string what, int wanted) : what_(std::move(what)), wanted_(wanted) {}
-  // Looked at every 256 iterations (a clock read per RPC would be part of what is measured).
+  // `done`: the RPCs completed so far. The clock is read every 256 of them (a read per RPC
+  // would be part of what is measured).
   bool Reached(int done) {
-    if ((done & 255) != 255 || Clock::now() < at_) return false;
+    if (done == 0 || done % 256 != 0 || Clock::now() < at_) return false;
     fmt::print("{}: stopped at its {} s share of the time bound after {} of {} RPCs\n", what_,
-               std::chrono::duration_cast<std::chrono::seconds>(kPhaseLimit / 3).count(), done + 1,
+               std::chrono::duration_cast<std::chrono::seconds>(kPhaseLimit / 3).count(), done,
                wanted_);
     return true;
   }
@@ -249,7 +250,7 @@ double Pipelined(TcpConn& c, int n, int window, Deadline deadline, std::string_v
   }
   for (; got < sent; ++got) {  // every RPC sent is read back, also after an early stop
     if (auto r = c.ReadExactly(resp, deadline); !r) Die(r.error().message());
-    if (sent < n && !bound.Reached(got)) {
+    if (sent < n && !bound.Reached(got + 1)) {
       if (auto w = c.Write(req, deadline); !w) Die(w.error().message());
       ++sent;
     } else {
@@ -272,7 +273,7 @@ Result RunRaw(dpdk::Port& p, int warmup, int count) {
   SoftBound bound("raw memif ping-pong", count);
   for (int i = 0; i < warmup + count; ++i) {
     if (i == warmup) start = Clock::now();
-    if (i > warmup && bound.Reached(i - warmup - 1)) break;
+    if (i > warmup && bound.Reached(i - warmup)) break;
     rte_mbuf* m = Frame(p, kPingType, static_cast<std::uint64_t>(i));
     const auto t0 = Clock::now();
     SendOne(p, m, end);
@@ -330,7 +331,7 @@ Result RunDpdkTcp(const StackOptions& o, int cpu, int warmup, int rpcs) {
     const NetCounters before = (*s)->counters().Total();
     SoftBound bound("dpdk TCP closed loop", rpcs);
     const auto start = Clock::now();
-    for (int i = 0; i < rpcs && !bound.Reached(i - 1); ++i) {
+    for (int i = 0; i < rpcs && !bound.Reached(i); ++i) {
       const auto t0 = Clock::now();
       if (auto w = c->Write(req, deadline); !w) Die(w.error().message());
       if (auto r = c->ReadExactly(resp, deadline); !r) Die(r.error().message());
@@ -388,7 +389,7 @@ Result RunKernelTcp(int cpu_client, int cpu_server, int warmup, int rpcs) {
           }
           SoftBound bound("kernel TCP closed loop", rpcs);
           const auto start = Clock::now();
-          for (int i = 0; i < rpcs && !bound.Reached(i - 1); ++i) {
+          for (int i = 0; i < rpcs && !bound.Reached(i); ++i) {
             const auto t0 = Clock::now();
             if (auto w = c->Write(req, deadline); !w) Die(w.error().message());
             if (auto r = c->ReadExactly(resp, deadline); !r) Die(r.error().message());

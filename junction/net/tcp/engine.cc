@@ -203,7 +203,7 @@ void Engine::Abandon(Conn* c, int err) {
 }
 
 void Engine::Advance(std::int64_t now_ns) {
-  if (now_ns > now_) now_ = now_ns;  // a caller's pass-start reading may trail one taken since
+  SetNow(now_ns);
   wheel_.Advance(now_ns, [this](TimerNode* n) { OnTimer(static_cast<Conn*>(n)); });
   if (!tx_blocked_.empty()) RetryBlockedTx();
 }

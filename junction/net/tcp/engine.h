@@ -186,6 +186,11 @@ class Engine final : public TcpRxSink {
   friend struct EngineInternals;
 
   std::int64_t Now();
+  // Takes a reading the caller already made (a poll pass's); never moves now_ back, since a
+  // pass-start reading may trail one Now() took since.
+  void SetNow(std::int64_t now_ns) {
+    if (now_ns > now_) now_ = now_ns;
+  }
   void Count(TcpCounter c, std::uint64_t n = 1);
   std::uint32_t NewIss(const FourTuple& t);
   Conn* NewConn(const FourTuple& t);

@@ -41,8 +41,8 @@ void ApplySynOptions(Conn* c, const Segment& s, std::uint16_t our_mss) {
 }  // namespace
 
 void Engine::Input(const RxSegment& rx) {
-  if (rx.now_ns != 0 && rx.now_ns >= now_) {
-    now_ = rx.now_ns;  // the poll pass's clock: one TSC read per pass, not per segment
+  if (rx.now_ns != 0) {
+    SetNow(rx.now_ns);  // the poll pass's clock: one TSC read per pass, not per segment
   } else {
     Now();
   }
