@@ -349,13 +349,19 @@ Status<std::size_t> Engine::Recv(Conn* c, std::span<std::byte> buf) {
     c->rcvbuf.Consume(n);
     // Drained after the peer's FIN with nothing more to come: the storage can go.
     if (c->state == TcpState::kTimeWait && c->rcvbuf.size() == 0) ReleaseBuffers(c);
-    // Window update when the right edge moved by enough (RFC 9293 3.8.6.2.2). Not once the
-    // peer's FIN is in: nothing more will come (as Linux, which stops them at RCV_SHUTDOWN),
-    // and a peer that has since freed the connection would only answer with a reset.
+    // A window update of its own when the right edge moved by enough (RFC 9293 3.8.6.2.2)
+    // and the peer is short of window: what it may still send is under half the buffer (as
+    // Linux's tcp_cleanup_rbuf). With more open, the peer is not held up, and the next segment
+    // we send (the response of a request/response exchange, or the ACK of more data) carries
+    // the new edge; an update per MSS read would be one extra frame every ~23 64-byte RPCs.
+    // Not once the peer's FIN is in: nothing more will come (as Linux, which stops them at
+    // RCV_SHUTDOWN), and a peer that has since freed the connection would only answer with a
+    // reset.
     const std::uint32_t right = c->rcv_nxt + c->rcv_space();
     const std::uint32_t step = std::min<std::uint32_t>(static_cast<std::uint32_t>(c->rcv_limit / 2), c->mss);
+    const std::uint32_t peer_window = SeqGt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
     if (!c->fin_in && c->state != TcpState::kClosed && c->state != TcpState::kSynSent &&
-        SeqGeq(right, c->rcv_adv + step)) {
+        peer_window < c->rcv_limit / 2 && SeqGeq(right, c->rcv_adv + step)) {
       Now();  // only here: a read that sends nothing needs no clock
       SendAck(c);
       ArmTimer(c);

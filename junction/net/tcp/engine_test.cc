@@ -688,6 +688,37 @@ TEST_F(EngineTest, ReceiverAdvertisesZeroWindowWhenFullAndUpdatesAfterRead) {
   engine_->Close(c);
 }
 
+// Request/response with small messages: a read that leaves the peer most of the buffer sends
+// no window update of its own (an extra frame every ~23 64-byte RPCs); the responses carry the
+// right edge forward instead, so the peer's window stays wide open.
+TEST_F(EngineTest, SmallReadsWithAWideWindowSendNoUpdateOfTheirOwn) {
+  Conn* c = Establish();
+  const int ws = engine_->Info(c).rcv_wscale;
+  const auto req = Bytes(64);
+  std::uint32_t seq = peer_iss_ + 1, our = our_iss_ + 1, first_edge = 0, last_edge = 0;
+  std::vector<std::byte> in(256);
+  for (int i = 0; i < 100; ++i) {
+    Deliver(40000, 80, seq, our, flags::kAck | flags::kPsh, 1000, req);
+    seq += 64;
+    tx_.sent.clear();
+    ASSERT_EQ(*engine_->Recv(c, in), 64u);
+    EXPECT_TRUE(tx_.sent.empty()) << "a window update of its own after read " << i;
+    ASSERT_EQ(*engine_->Send(c, req), 64u);
+    ASSERT_EQ(tx_.sent.size(), 1u) << "round " << i;
+    const Segment resp = tx_.Pop();
+    EXPECT_EQ(resp.ack, seq);
+    const std::uint32_t edge = resp.ack + (static_cast<std::uint32_t>(resp.window) << ws);
+    if (i == 0) first_edge = edge;
+    if (i > 0) {
+      EXPECT_FALSE(SeqLt(edge, last_edge)) << "the right edge moved left in round " << i;
+    }
+    last_edge = edge;
+    our += 64;
+  }
+  EXPECT_GE(last_edge - first_edge, 64u * 90) << "the responses did not carry the edge forward";
+  engine_->Close(c);
+}
+
 // Once the peer's FIN is in, reading the buffer sends no window update: nothing more can come,
 // and a peer that has freed the connection since would answer it with a reset.
 TEST_F(EngineTest, NoWindowUpdateAfterThePeersFin) {
