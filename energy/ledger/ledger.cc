@@ -521,12 +521,12 @@ Status<void> Ledger::WriteBatchRows() {
   for (; i + kRowsPerInsert <= batch_.size(); i += kRowsPerInsert) {
     SqliteStatement& st = insert_invocations_;
     for (int row = 0; row < kRowsPerInsert; ++row) BindInvocation(st, row * 23, batch_[i + row]);
-    if (auto ok = st.Run(); !ok) return fail(ok.error());
+    if (auto ok = st.RunRebound(); !ok) return fail(ok.error());
     if (++statements % kStatementsPerYield == 0) sched_yield();
   }
   for (; i < batch_.size(); ++i) {
     BindInvocation(insert_invocation_, 0, batch_[i]);
-    if (auto ok = insert_invocation_.Run(); !ok) return fail(ok.error());
+    if (auto ok = insert_invocation_.RunRebound(); !ok) return fail(ok.error());
   }
   SqliteStatement& is = insert_interval_;
   for (const IntervalRecord& r : interval_batch_) {

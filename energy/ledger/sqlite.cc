@@ -46,6 +46,19 @@ Status<void> SqliteStatement::Run() {
   return {};
 }
 
+Status<void> SqliteStatement::RunRebound() {
+  while (true) {
+    auto r = Step();
+    if (!r) {
+      sqlite3_reset(stmt_);
+      return std::unexpected(r.error());
+    }
+    if (!*r) break;
+  }
+  sqlite3_reset(stmt_);
+  return {};
+}
+
 std::string SqliteStatement::ColumnText(int col) const {
   const unsigned char* t = sqlite3_column_text(stmt_, col);
   int n = sqlite3_column_bytes(stmt_, col);
