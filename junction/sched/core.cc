@@ -13,7 +13,6 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cassert>
 #include <cstdio>
 #include <cstdlib>
@@ -603,13 +602,10 @@ detail::Thread* Core::FindWork() {
 
 void Core::BlockIdle() {
   std::int64_t timeout_ns = -1;  // forever
-  std::int64_t wake_at = timers_.empty() ? INT64_MAX : timers_.NextDeadlineNs();
-  for (auto& bound : idle_bounds_) wake_at = std::min(wake_at, bound());
-  if (wake_at != INT64_MAX) {
-    const std::int64_t until = wake_at - MonoNs();
+  if (!timers_.empty()) {
+    const std::int64_t until = timers_.NextDeadlineNs() - MonoNs();
     const std::int64_t spin_ns = static_cast<std::int64_t>(config_.timer_spin_us) * 1000;
-    // A timer or a poll bound is close: keep spinning so it is met on time.
-    if (until <= spin_ns) return;
+    if (until <= spin_ns) return;  // a timer is close: keep spinning so it fires on time
     timeout_ns = until - spin_ns;
   }
   ChargeAt(accounts::kPoll, Rdtsc());

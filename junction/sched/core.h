@@ -81,7 +81,6 @@ class Core {
   void PushLocal(detail::Thread* t);
   StackPool& pool() { return pool_; }
   void AddPollHook(std::function<void()> hook) { poll_hooks_.push_back(std::move(hook)); }
-  void AddIdleBound(std::function<std::int64_t()> bound) { idle_bounds_.push_back(std::move(bound)); }
   Status<void> AddIdleFd(int fd, std::uint32_t events, std::function<void(std::uint32_t)> cb);
 
   // --- the kthread of core `from` (any other core of this runtime) ---
@@ -158,7 +157,6 @@ class Core {
   int epfd_ = -1;
   int evfd_ = -1;
   std::vector<std::function<void()>> poll_hooks_;
-  std::vector<std::function<std::int64_t()>> idle_bounds_;
   std::vector<std::pair<int, std::function<void(std::uint32_t)>>> idle_fds_;
 
   alignas(64) std::atomic<std::uint64_t> n_switches_{0}, n_stolen_{0}, n_blocks_{0}, n_timers_{0};

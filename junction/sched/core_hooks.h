@@ -17,15 +17,6 @@ namespace junction::sched {
 // run back to back (e.g. an rx burst, or a non-blocking epoll_wait).
 void AddPollHook(std::function<void()> hook);
 
-// `bound()` is asked each time the core is about to block, idle: it returns the MonoNs time by
-// which the core must wake to run its poll hooks again (INT64_MAX: no need). The core blocks
-// at most until the earliest bound (less timer_spin_us, as for a timer); a bound within
-// timer_spin_us keeps it spinning. For a device with no wake-up fd (memif): the hook is then
-// polled on every pass while the core has work or spins, and at the bound's pace only while it
-// sleeps, with no uthread waking on a timer to poll a busy core. Runs on the idle context, once
-// per block: it may keep a back-off of its own.
-void AddIdleBound(std::function<std::int64_t()> bound);
-
 // Adds `fd` to the epoll set the core blocks in when idle; `callback(revents)` runs when the
 // core wakes with it ready (an rx-interrupt fd, a kernel-backend epoll fd). Level- or
 // edge-triggered as `events` says (EPOLLIN, EPOLLET, ...). Errors: epoll_ctl's.

@@ -158,9 +158,6 @@ Status<void> OnEveryCore(const std::function<Status<void>(int)>& fn, AccountId a
 // --- core hooks (core_hooks.h) ---------------------------------------------------------------
 namespace junction::sched {
 void AddPollHook(std::function<void()> hook) { NeedCore("AddPollHook")->AddPollHook(std::move(hook)); }
-void AddIdleBound(std::function<std::int64_t()> bound) {
-  NeedCore("AddIdleBound")->AddIdleBound(std::move(bound));
-}
 bool LocalRunQueueEmpty() { return NeedCore("LocalRunQueueEmpty")->run_queue().Empty(); }
 Status<void> AddIdleFd(int fd, std::uint32_t events, std::function<void(std::uint32_t)> callback) {
   return NeedCore("AddIdleFd")->AddIdleFd(fd, events, std::move(callback));

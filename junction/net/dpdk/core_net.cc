@@ -16,25 +16,16 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cstring>
 
 #include "junction/net/dpdk/burst_guard.h"
 #include "junction/net/dpdk/udp.h"
-#include "junction/sched/tsc.h"
 
 namespace junction::net::dpdk {
 namespace {
 
 std::atomic<int> ring_generation{0};
-
-// The idle bound's back-off (IdleDeadlineNs). A blocked core takes 40-55 µs to wake here, and
-// one whose bound is within the runtime's timer_spin_us (80 µs) spins instead of blocking, so
-// the first steps of the back-off are spent spinning.
-constexpr std::uint32_t kIdlePollMinUs = 16;
-constexpr std::uint32_t kIdlePollWithIntrUs = 10'000;
-constexpr std::uint32_t kIdlePollHoldingMaxUs = 128;
 
 constexpr std::uint16_t kFragMask = RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK;
 
@@ -59,9 +50,7 @@ CoreNet::CoreNet(StackShared* shared, int core, const DpdkOptions& options)
       queue_(static_cast<std::uint16_t>(core)),
       pool_(shared->port->pool(core)),
       arp_(shared->tsc_hz / 1000 * options.arp_timeout_ms,
-           shared->tsc_hz / 1000 * options.arp_retry_ms, options.arp_retries),
-      idle_poll_max_us_(options.idle_poll_max_us),
-      idle_period_us_(kIdlePollMinUs) {
+           shared->tsc_hz / 1000 * options.arp_retry_ms, options.arp_retries) {
   housekeeping_cycles_ = shared->tsc_hz / 1000;  // 1 ms
   SetFaults(options.faults);
 }
@@ -253,24 +242,6 @@ int CoreNet::Poll() {
   handled += std::exchange(tx_retried_, 0);
   if (handled > 0) ++busy_polls_;
   return handled;
-}
-
-std::int64_t CoreNet::IdleDeadlineNs() {
-  if (stopped_) return INT64_MAX;
-  const bool handled = busy_polls_ != idle_seen_polls_;
-  idle_seen_polls_ = busy_polls_;
-  if (holding()) {
-    // Frames wait for a later pass (a full TX ring, the fault injector), on either kind of
-    // port: poll again soon while they move, and back off only to kIdlePollHoldingMaxUs while
-    // they do not (a stuck peer costs a slow poll, not an idle back-off's latency).
-    idle_period_us_ = handled ? kIdlePollMinUs : std::min(idle_period_us_ * 2, kIdlePollHoldingMaxUs);
-  } else if (shared_->port->rx_intr_fd(queue_) >= 0) {
-    idle_period_us_ = kIdlePollWithIntrUs;  // the interrupt wakes the core for frames
-  } else {
-    idle_period_us_ = handled ? kIdlePollMinUs : std::min(idle_period_us_ * 2, idle_poll_max_us_);
-  }
-  const std::int64_t at = sched::MonoNs() + static_cast<std::int64_t>(idle_period_us_) * 1000;
-  return tcp_ != nullptr ? std::min(at, tcp_->NextTimerNs()) : at;
 }
 
 void CoreNet::Housekeeping(std::uint64_t now) {

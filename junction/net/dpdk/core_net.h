@@ -93,16 +93,10 @@ class CoreNet final : public tcp::TcpTx {
   // Frames wait for a later pass: refused by a full TX ring, or held by a fault injector
   // (delay, reorder). The caller should poll again soon rather than idle.
   bool holding() const { return tx_retry_ > 0 || tx_faults_.holding() || rx_faults_.holding(); }
-  // Passes of Poll() that did work (the scheduler's poll hook runs it on every pass while the
-  // core has work or spins, and after each wake from a block).
+  // Passes of Poll() that did work, from either caller (the scheduler's poll hook while the
+  // core is busy, or the idle ticker). Read on this core only: the ticker compares it with
+  // what it saw last time, so traffic the hook handled counts as recent activity too.
   std::uint64_t busy_polls() const { return busy_polls_; }
-  // The core's idle bound (sched::AddIdleBound), asked as it is about to block: the MonoNs
-  // time by which Poll must run again, never past the next TCP timer. While frames are held
-  // for a later pass: 16 µs after a pass did work, doubling to 128 µs while none did. Else
-  // with rx interrupts: 10 ms (ARP retries); without (memif): 16 µs after a pass did work
-  // since the last block, doubling to idle_poll_max_us while none did. INT64_MAX once
-  // stopped. This core's idle context only.
-  std::int64_t IdleDeadlineNs();
   // The receive path for one frame (takes ownership). `steered`: it was already handed here
   // by another core (do not steer again).
   void Input(rte_mbuf* m, bool steered);
@@ -180,10 +174,6 @@ class CoreNet final : public tcp::TcpTx {
   std::uint64_t next_housekeeping_ = 0;
   std::uint64_t housekeeping_cycles_ = 0;
   std::uint64_t busy_polls_ = 0;
-  // The idle bound's state (IdleDeadlineNs).
-  const std::uint32_t idle_poll_max_us_;
-  std::uint32_t idle_period_us_;
-  std::uint64_t idle_seen_polls_ = 0;
   std::int64_t pass_now_ns_ = 0;  // MonoNs at the start of the running Poll(); 0 outside one
   bool stopped_ = false;
   int tx_count_ = 0;

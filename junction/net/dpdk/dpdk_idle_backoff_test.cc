@@ -1,14 +1,14 @@
 // dpdk_idle_backoff_test.cc — a core's idle back-off restarts after traffic that the
-// scheduler's poll hook handled while the core was busy.
+// scheduler's poll hook handled, not only after traffic the idle ticker found itself.
 //
 // The setup: a net_ring port with no rx interrupts and an idle back-off that may grow to
-// 200 ms. The core idles first (its back-off grows), then for 300 ms it is kept busy (a
-// uthread yielding in a loop) while a peer thread feeds it a datagram every 200 us: the poll
-// hook, which runs on every scheduler pass, takes them all. Then the core goes idle and, 5 ms
-// later, one marker datagram comes. It must be read within a few ms. When the back-off
-// counted only the polls it paced itself (an idle ticker's, until 2026-12-06), it had grown to
-// the 200 ms bound during the busy phase and the marker waited for that (the 2 ms tail of the
-// load tests at moderate rates, with the node's default bound of 2 ms).
+// 200 ms. For 300 ms the core is kept busy (a uthread yielding in a loop) while a peer thread
+// feeds it a datagram every 200 us: the poll hook, which runs on every scheduler pass,
+// takes them all, so every tick of the idle ticker finds the port empty. Then the core goes
+// idle and, 5 ms later, one marker datagram comes. It must be read within a few ms. When the
+// ticker backed off on its own empty passes alone, its period had grown to the 200 ms bound
+// during the busy phase and the marker waited for that (the 2 ms tail of the load tests at
+// moderate rates, with the node's default bound of 2 ms).
 #include <gtest/gtest.h>
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
@@ -91,8 +91,6 @@ TEST(DpdkIdleBackoffTest, TrafficTheBusyCoreHandledRestartsTheIdleBackoff) {
     ASSERT_TRUE(s.has_value()) << s.error().message();
     auto sock = (*s)->BindUdp(Endpoint{Ipv4Addr::Any(), kPort});
     ASSERT_TRUE(sock.has_value());
-    // Idle first: nothing arrives, and the core's back-off grows toward its 200 ms bound.
-    sched::SleepFor(600ms);
     // Busy: only the poll hook sees the port (each Yield is a scheduler pass).
     phase = kBusy;
     const auto busy_until = Clock::now() + 300ms;
@@ -101,7 +99,7 @@ TEST(DpdkIdleBackoffTest, TrafficTheBusyCoreHandledRestartsTheIdleBackoff) {
     std::array<std::byte, 256> buf;
     while (sock->RecvFrom(buf, Clock::now()).has_value()) {
     }
-    phase = kQuiet;  // from here the core idles: it polls at its idle bound's pace
+    phase = kQuiet;  // from here the core idles: only the ticker polls
     for (;;) {
       auto d = sock->RecvFrom(buf, Clock::now() + 2s);
       if (!d) break;
@@ -119,7 +117,7 @@ TEST(DpdkIdleBackoffTest, TrafficTheBusyCoreHandledRestartsTheIdleBackoff) {
              busy_received, waited_us);
   EXPECT_GT(busy_received, 100u) << "the busy phase fed the core too little to test anything";
   ASSERT_GE(waited_us, 0) << "the marker never arrived";
-  EXPECT_LT(waited_us, 50'000) << "the idle back-off had grown during the busy phase";
+  EXPECT_LT(waited_us, 50'000) << "the idle ticker had backed off during the busy phase";
 }
 
 }  // namespace

@@ -40,6 +40,14 @@ Status<void> Validate(const DpdkOptions& o) {
   return FaultInjector::Validate(o.faults);
 }
 
+constexpr std::uint32_t kTickMinUs = 16;
+constexpr std::uint32_t kTickWithIntrUs = 10'000;
+constexpr std::uint32_t kTickHoldingMaxUs = 128;
+// The ticker's period while the scheduler's poll hook (not the ticker) finds the traffic: the
+// core is busy and the hook drains the port on every pass, so the ticker only has to be near
+// for when the core goes idle. Not kTickMinUs: a tick costs a timer, two switches and a poll
+// pass, every 16 us of a busy core otherwise.
+constexpr std::uint32_t kTickBusyUs = 64;
 // How often a memif port's link is looked at, off the cores, to populate the regions of a
 // peer that has just connected (memif raises no link event).
 constexpr std::chrono::milliseconds kMemifWatchPeriod{10};
@@ -123,11 +131,10 @@ Status<std::unique_ptr<DpdkStack>> DpdkStack::Create(const StackOptions& options
   if (!svc) return std::unexpected(svc.error());
   stack->tcp_ = std::move(*svc);
   for (int i = 0; i < n; ++i) stack->cores_[i]->set_tcp_sink(&stack->tcp_->engine(i));
-  // Then the hooks.
+  // Then the hooks and tickers.
   auto hooked = stack->OnEveryCore([&](int i) -> Status<void> {
     std::shared_ptr<CoreNet> c = stack->cores_[i];
     sched::AddPollHook([c] { c->Poll(); });
-    sched::AddIdleBound([c] { return c->IdleDeadlineNs(); });
     const int fd = sh.port->rx_intr_fd(i);
     if (fd >= 0) {
       if (auto r = sched::AddIdleFd(fd, EPOLLIN, [c](std::uint32_t) { c->Poll(); }); !r) {
@@ -139,6 +146,50 @@ Status<std::unique_ptr<DpdkStack>> DpdkStack::Create(const StackOptions& options
   if (!hooked) {
     for (auto& c : stack->cores_) c->Stop();
     return std::unexpected(hooked.error());
+  }
+  for (int i = 0; i < n; ++i) {
+    CoreNet* c = stack->cores_[i].get();
+    const bool intr = sh.port->rx_intr_fd(i) >= 0;
+    const std::uint32_t max_us = o.idle_poll_max_us;
+    std::atomic<bool>* stopping = &stack->stopping_;
+    tcp::Engine* engine = &stack->tcp_->engine(i);
+    auto h = sched::Spawn(
+        [c, intr, max_us, stopping, engine] {
+          std::uint32_t period = intr ? kTickWithIntrUs : kTickMinUs;
+          std::uint64_t seen = c->busy_polls();
+          while (!stopping->load(std::memory_order_relaxed)) {
+            std::uint32_t sleep_us = period;
+            const std::int64_t due_us = (engine->NextTimerNs() - sched::MonoNs()) / 1000;
+            if (due_us < static_cast<std::int64_t>(sleep_us)) {
+              sleep_us = due_us < static_cast<std::int64_t>(kTickMinUs)
+                             ? kTickMinUs
+                             : static_cast<std::uint32_t>(due_us);
+            }
+            sched::SleepFor(std::chrono::microseconds(sleep_us));
+            // Work done since the last tick by any pass counts: while the core is busy the
+            // scheduler's poll hook drains the port and this tick finds it empty, and
+            // backing off on that would leave the next idle gap with a sleep of up to
+            // max_us before the port is looked at again (a 2 ms tail at moderate rates).
+            const bool own = c->Poll() > 0;
+            const std::uint64_t polls = c->busy_polls();
+            const bool handled = polls != seen;
+            seen = polls;
+            if (c->holding()) {
+              // Frames wait for a later pass (a full TX ring, the fault injector): retry at
+              // once while they move, and back off only to kTickHoldingMaxUs while they do
+              // not (a stuck peer costs a slow poll, not an idle back-off's latency).
+              period = handled ? kTickMinUs : std::min(period * 2, kTickHoldingMaxUs);
+            } else if (intr) {
+              period = kTickWithIntrUs;
+            } else {
+              period = own       ? kTickMinUs
+                       : handled ? std::min(kTickBusyUs, max_us)
+                                 : std::min(period * 2, max_us);
+            }
+          }
+        },
+        {.core = i, .account = sched::accounts::kNet, .stealable = false});
+    if (h) stack->tickers_.push_back(std::move(*h));
   }
   return stack;
 }
@@ -155,7 +206,9 @@ Status<void> DpdkStack::PrimeConnections(std::size_t connections_per_core,
 }
 
 DpdkStack::~DpdkStack() {
-  if (!sched::InRuntime()) return;  // the runtime is gone: so are the hooks
+  if (!sched::InRuntime()) return;  // the runtime is gone: so are the hooks and tickers
+  stopping_.store(true);
+  for (auto& h : tickers_) h.Join();
   (void)OnEveryCore([&](int i) -> Status<void> {
     if (cores_[i]) {
       cores_[i]->set_tcp_sink(nullptr);

@@ -9,27 +9,25 @@
 // an unstealable uthread registers the kthread with the EAL, builds the core's CoreNet and
 // hooks it into the core's idle loop: a poll hook (every idle pass, and at least every
 // poll_interval_us while uthreads run), plus the queue's rx-interrupt fd as an idle fd where
-// the PMD has one (the core then sleeps in epoll until a frame comes), plus an idle bound
-// (sched::AddIdleBound, CoreNet::IdleDeadlineNs) that caps how long the core may block: every
-// 10 ms with interrupts (ARP retries), and without them (memif) a back-off poll — 16 µs
-// doubling to idle_poll_max_us while nothing arrives — so an idle node sleeps instead of
-// spinning. While a core holds frames for a later pass (refused by a full TX ring, or held by
-// the fault injector) the bound is 16 µs as long as they move, backing off to at most 128 µs
-// while they do not, on either kind of port. A busy core is polled on every scheduler pass and
-// wakes nothing on a timer for it (a ticker uthread per core did before: a timer, two switches
-// and a poll pass every 16-64 µs of a busy core, in the path of whatever request it landed on).
+// the PMD has one (the core then sleeps in epoll until a frame comes). Every core also runs a
+// ticker uthread: every 10 ms with interrupts (ARP retries, held faults), and without them
+// (memif) a bounded back-off poll — 16 µs doubling to idle_poll_max_us while nothing arrives —
+// so an idle node sleeps instead of spinning. While a core holds frames for a later pass
+// (refused by a full TX ring, or held by the fault injector) its ticker polls every 16 µs as
+// long as they move, backing off to at most 128 µs while they do not, on either kind of port.
 //
 // net_memif: the shared regions are populated off the cores (memif_prefault.h), by a control
 // thread that sees the link come up (a client's regions exist from the start, a server maps
 // its peer's when the peer connects).
 //
-// Shutdown (destructor, from a uthread, after every socket is closed): each core's CoreNet
-// stopped on its core (the hooks stay registered as no-ops; the runtime cannot remove them). The port stays started for a later stack in the same process.
+// Shutdown (destructor, from a uthread, after every socket is closed): tickers stopped, each
+// core's CoreNet stopped on its core (the hooks stay registered as no-ops; the runtime cannot
+// remove them). The port stays started for a later stack in the same process.
 //
 // TCP: one tcp::Engine per core (junction/net/tcp, through tcp_io.h): each CoreNet is its
 // core's TcpTx and hands the segments steered to it (tcp::FlowCore) to that engine; the poll
-// pass runs the engine's timers, and a blocked core wakes no later than the engine's next
-// timer (the idle bound). Listen/Connect/Accept are the TcpService's (tcp_socket.h).
+// pass runs the engine's timers, and a ticker with rx interrupts wakes no later than the
+// engine's next timer. Listen/Connect/Accept are the TcpService's (tcp_socket.h).
 #pragma once
 
 #include <atomic>
@@ -100,7 +98,9 @@ class DpdkStack final : public Stack {
   StackShared shared_;
   std::vector<std::shared_ptr<CoreNet>> cores_;
   std::unique_ptr<tcp::TcpService> tcp_;
+  std::vector<sched::JoinHandle> tickers_;
   std::unique_ptr<MemifLinkWatcher> memif_watch_;  // net_memif ports only
+  std::atomic<bool> stopping_{false};
   sched::Spinlock bind_lock_;
   std::uint16_t next_ephemeral_ = 49152;
 };

@@ -87,7 +87,7 @@ TEST(DpdkTxFullTest, RefusedFramesGoOutPromptlyOnceTheRingDrains) {
     EXPECT_TRUE((*s)->core(0).holding()) << "the ring took 15, the core holds the rest";
     EXPECT_EQ((*s)->counters().Total().drop_no_buffer, 0u) << "refused frames are kept";
     // Quiet: nothing arrives, the stack's idle back-off grows; the peer starts draining later.
-    // Sleep in long stretches so that the core polls only at its idle bound's pace.
+    // Sleep in long stretches so that only the stack's own ticker polls.
     sched::SleepFor(150ms);
     go = true;
     sched::SleepFor(300ms);
