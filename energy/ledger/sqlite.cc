@@ -34,16 +34,9 @@ Status<bool> SqliteStatement::Step() {
 }
 
 Status<void> SqliteStatement::Run() {
-  while (true) {
-    auto r = Step();
-    if (!r) {
-      Reset();
-      return std::unexpected(r.error());
-    }
-    if (!*r) break;
-  }
-  Reset();
-  return {};
+  auto r = RunRebound();
+  sqlite3_clear_bindings(stmt_);
+  return r;
 }
 
 Status<void> SqliteStatement::RunRebound() {
