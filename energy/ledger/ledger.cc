@@ -24,7 +24,8 @@ namespace {
 
 constexpr uint64_t kSeqMagic = 0x6661617365716e6fULL;  // "faaseqno"
 constexpr int kPageBytes = 16384;
-constexpr int kSchemaVersion = 2;  // 2: intervals carry their carbon (the *_grams columns)
+// 2: intervals carry their carbon (the *_grams columns); 3: invocation_packs.
+constexpr int kSchemaVersion = 3;
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS invocations (
@@ -61,6 +62,16 @@ CREATE TABLE IF NOT EXISTS intervals (
   accounts INTEGER NOT NULL, merged INTEGER NOT NULL,
   intensity_g_per_kwh REAL, meter_grams REAL, invocations_grams REAL, idle_grams REAL,
   overhead_grams REAL, unaccounted_grams REAL);
+-- Records the writer stored while it was behind, not yet expanded into invocations rows
+-- (ledger.h, "Packs"; body format: pack.h). One row per function, namespace, source set and
+-- hour of a batch.
+CREATE TABLE IF NOT EXISTS invocation_packs (
+  id INTEGER PRIMARY KEY, function TEXT NOT NULL, namespace TEXT NOT NULL,
+  source TEXT NOT NULL, source_bits INTEGER NOT NULL, records INTEGER NOT NULL,
+  min_seq INTEGER NOT NULL, max_seq INTEGER NOT NULL,
+  first_start_ns INTEGER NOT NULL, last_end_ns INTEGER NOT NULL,
+  total_j REAL NOT NULL, grams REAL NOT NULL, embodied_grams REAL NOT NULL,
+  intensity_kinds TEXT NOT NULL, format INTEGER NOT NULL, body BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS crash_reports (
   id INTEGER PRIMARY KEY, detected_ns INTEGER NOT NULL, rows_lost INTEGER NOT NULL,
@@ -96,10 +107,11 @@ Ledger::Ledger(const LedgerOptions& options) : options_(options) {}
 
 Status<std::unique_ptr<Ledger>> Ledger::Open(const LedgerOptions& options) {
   if (options.path.empty() || options.producers == 0 || options.queue_capacity < 2 ||
-      options.max_batch == 0 || options.flush_interval.count() <= 0) {
+      options.max_batch == 0 || options.flush_interval.count() <= 0 || options.expand_delay.count() < 0) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "ledger options: path must be set, producers >= 1, queue_capacity >= 2, "
-                     "max_batch >= 1 and flush_interval > 0; fix energy.ledger in the config");
+                     "max_batch >= 1, flush_interval > 0 and expand_delay >= 0; fix energy.ledger in "
+                     "the config");
   }
   std::unique_ptr<Ledger> l(new Ledger(options));
   if (auto ok = l->OpenFiles(); !ok) return std::unexpected(ok.error());
@@ -221,6 +233,20 @@ Status<void> Ledger::OpenFiles() {
       "(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23)");
   if (!ag) return std::unexpected(ag.error());
   insert_aggregate_ = std::move(*ag);
+  auto pk = db_->Prepare(
+      "INSERT INTO invocation_packs (function,namespace,source,source_bits,records,min_seq,max_seq,"
+      "first_start_ns,last_end_ns,total_j,grams,embodied_grams,intensity_kinds,format,body) VALUES "
+      "(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)");
+  if (!pk) return std::unexpected(pk.error());
+  insert_pack_ = std::move(*pk);
+  auto op = db_->Prepare(
+      "SELECT id, function, namespace, source_bits, format, body FROM invocation_packs ORDER BY id "
+      "LIMIT 1");
+  if (!op) return std::unexpected(op.error());
+  oldest_pack_ = std::move(*op);
+  auto dp = db_->Prepare("DELETE FROM invocation_packs WHERE id = ?1");
+  if (!dp) return std::unexpected(dp.error());
+  delete_pack_ = std::move(*dp);
   return {};
 }
 
@@ -230,17 +256,24 @@ Status<void> Ledger::DetectLosses() {
   auto agg_max = db_->QueryInt64("SELECT coalesce(max(max_seq), 0) FROM overflow_aggregates");
   auto aggregated = db_->QueryInt64("SELECT coalesce(sum(records), 0) FROM overflow_aggregates");
   auto known = db_->QueryInt64("SELECT coalesce(sum(rows_lost), 0) FROM crash_reports");
-  for (const auto* s : {&rows, &max_seq, &agg_max, &aggregated, &known}) {
+  auto packed = db_->QueryInt64("SELECT coalesce(sum(records), 0) FROM invocation_packs");
+  auto pack_max = db_->QueryInt64("SELECT coalesce(max(max_seq), 0) FROM invocation_packs");
+  auto packs = db_->QueryInt64("SELECT count(*) FROM invocation_packs");
+  for (const auto* s : {&rows, &max_seq, &agg_max, &aggregated, &known, &packed, &pack_max, &packs}) {
     if (!*s) return std::unexpected(s->error());
   }
   uint64_t next = seq_->next.load(std::memory_order_relaxed);
   uint64_t issued = next > 0 ? next - 1 : 0;
-  issued = std::max<uint64_t>(
-      {issued, static_cast<uint64_t>(*max_seq), static_cast<uint64_t>(*agg_max)});
-  uint64_t present = static_cast<uint64_t>(*rows) + static_cast<uint64_t>(*aggregated);
+  issued = std::max<uint64_t>({issued, static_cast<uint64_t>(*max_seq), static_cast<uint64_t>(*agg_max),
+                               static_cast<uint64_t>(*pack_max)});
+  uint64_t present =
+      static_cast<uint64_t>(*rows) + static_cast<uint64_t>(*aggregated) + static_cast<uint64_t>(*packed);
   uint64_t lost_total = issued > present ? issued - present : 0;
   report_.rows = static_cast<uint64_t>(*rows);
   report_.aggregated = static_cast<uint64_t>(*aggregated);
+  report_.packed = static_cast<uint64_t>(*packed);
+  packs_pending_ = static_cast<uint64_t>(*packs);
+  stats_.packs_pending = packs_pending_;
   report_.rows_lost_total = lost_total;
   report_.rows_lost =
       lost_total > static_cast<uint64_t>(*known) ? lost_total - static_cast<uint64_t>(*known) : 0;
@@ -403,23 +436,39 @@ void Ledger::WriterLoop() {
   while (true) {
     uint64_t ticket;
     bool stopping;
+    bool flushing;
     {
       std::unique_lock lock(mu_);
       wake_.wait_for(lock, options_.flush_interval,
                      [&] { return stop_ || flush_requested_ > flush_done_; });
       ticket = flush_requested_;
       stopping = stop_;
+      flushing = flush_requested_ > flush_done_;
     }
     // Drain until the queues are empty (several transactions when there is a backlog). A
     // failing batch stays in batch_ and is retried on the next round (three tries at Close).
     int failures = 0;
+    size_t round_taken = 0;
     while (true) {
       BatchOutcome o = WriteBatch();
+      round_taken += o.taken;
       if (!o.ok) {
         if (!stopping || ++failures >= 3) break;
         continue;
       }
       if (o.taken < options_.max_batch) break;
+    }
+    // Slack (a light round), a Flush or the Close: turn packs into rows. A light round expands
+    // about one batch's worth, so a burst's packs drain over the following quiet rounds.
+    const bool light = (options_.pack_at == 0 || round_taken < options_.pack_at) &&
+                       std::chrono::steady_clock::now() - last_packed_ >= options_.expand_delay;
+    if (packs_pending_ > 0 && (light || flushing || stopping)) {
+      auto ok = ExpandPacks(flushing || stopping ? UINT64_MAX : options_.max_batch);
+      std::lock_guard lock(mu_);
+      if (!ok) {
+        ++stats_.failed_batches;
+        last_error_ = ok.error().message();
+      }
     }
     {
       std::lock_guard lock(mu_);
@@ -463,10 +512,18 @@ Ledger::BatchOutcome Ledger::WriteBatch() {
     p->used = 0;
   }
   if (batch_.empty() && interval_batch_.empty() && aggregate_batch_.empty()) return {taken, true};
-  auto ok = WriteBatchRows();
+  const bool as_packs = options_.pack_at > 0 && batch_.size() >= options_.pack_at;
+  auto ok = WriteBatchRows(as_packs);
   std::lock_guard lock(mu_);
   if (ok) {
-    stats_.rows_written += batch_.size();
+    if (as_packs) {
+      stats_.records_packed += batch_.size();
+      last_packed_ = std::chrono::steady_clock::now();
+      packs_pending_ += packs_used_;
+      stats_.packs_pending = packs_pending_;
+    } else {
+      stats_.rows_written += batch_.size();
+    }
     stats_.intervals_written += interval_batch_.size();
     stats_.overflow_rows += aggregate_batch_.size();
     ++stats_.batches;
@@ -509,25 +566,129 @@ void Ledger::BindInvocation(SqliteStatement& st, int base, const Queued& q) {
   st.Bind(base + 23, static_cast<int64_t>(r.bytes_out));
 }
 
-Status<void> Ledger::WriteBatchRows() {
+Status<void> Ledger::InsertInvocations(const std::vector<Queued>& rows) {
+  // Full groups of kRowsPerInsert rows in one statement each, the rest one by one.
+  size_t i = 0;
+  int statements = 0;
+  for (; i + kRowsPerInsert <= rows.size(); i += kRowsPerInsert) {
+    SqliteStatement& st = insert_invocations_;
+    for (int row = 0; row < kRowsPerInsert; ++row) BindInvocation(st, row * 23, rows[i + row]);
+    if (auto ok = st.RunRebound(); !ok) return ok;
+    if (++statements % kStatementsPerYield == 0) sched_yield();
+  }
+  for (; i < rows.size(); ++i) {
+    BindInvocation(insert_invocation_, 0, rows[i]);
+    if (auto ok = insert_invocation_.RunRebound(); !ok) return ok;
+  }
+  return {};
+}
+
+Status<void> Ledger::InsertPacks() {
+  // Group the batch by pack key; a batch has few keys (functions × sources), and consecutive
+  // records mostly share one, so the last match is tried first.
+  packs_used_ = 0;
+  size_t last = 0;
+  for (const Queued& q : batch_) {
+    PackBuilder* b = nullptr;
+    if (packs_used_ > 0 && packs_[last].Matches(q.record)) {
+      b = &packs_[last];
+    } else {
+      for (size_t i = 0; i < packs_used_; ++i) {
+        if (packs_[i].Matches(q.record)) {
+          b = &packs_[i];
+          last = i;
+          break;
+        }
+      }
+    }
+    if (b == nullptr) {
+      if (packs_used_ == packs_.size()) packs_.emplace_back();
+      last = packs_used_++;
+      b = &packs_[last];
+      b->Reset(q.record);
+    }
+    b->Append(q.seq, q.record);
+  }
+  SqliteStatement& st = insert_pack_;
+  for (size_t i = 0; i < packs_used_; ++i) {
+    const PackBuilder& b = packs_[i];
+    st.BindStaticText(1, b.function());
+    st.BindStaticText(2, b.ns());
+    st.BindStaticText(3, SourceText(b.sources()));
+    st.Bind(4, static_cast<int64_t>(b.sources().bits()));
+    st.Bind(5, static_cast<int64_t>(b.records()));
+    st.Bind(6, static_cast<int64_t>(b.min_seq()));
+    st.Bind(7, static_cast<int64_t>(b.max_seq()));
+    st.Bind(8, b.first_start_ns());
+    st.Bind(9, b.last_end_ns());
+    st.Bind(10, b.total_j());
+    st.Bind(11, b.grams());
+    st.Bind(12, b.embodied_grams());
+    st.BindText(13, b.IntensityKinds());
+    st.Bind(14, static_cast<int64_t>(kPackFormat));
+    st.BindStaticBlob(15, b.body());
+    if (auto ok = st.RunRebound(); !ok) return ok;
+  }
+  return {};
+}
+
+Status<void> Ledger::ExpandPacks(uint64_t records) {
+  uint64_t done = 0;
+  while (packs_pending_ > 0 && done < records) {
+    if (auto ok = ExpandOnePack(); !ok) return ok;
+    done += expanding_.size();
+  }
+  return {};
+}
+
+Status<void> Ledger::ExpandOnePack() {
+  if (auto ok = db_->Exec("BEGIN IMMEDIATE"); !ok) return ok;
+  auto fail = [&](const junction::Error& e) -> Status<void> {
+    oldest_pack_.Reset();
+    (void)db_->Exec("ROLLBACK");
+    return std::unexpected(e);
+  };
+  auto row = oldest_pack_.Step();
+  if (!row) return fail(row.error());
+  if (!*row) {  // none left (the count was stale)
+    oldest_pack_.Reset();
+    packs_pending_ = 0;
+    std::lock_guard lock(mu_);
+    stats_.packs_pending = 0;
+    return db_->Exec("COMMIT");
+  }
+  const int64_t id = oldest_pack_.ColumnInt64(0);
+  const std::string function = oldest_pack_.ColumnText(1);
+  const std::string ns = oldest_pack_.ColumnText(2);
+  const auto sources = SourceSet::FromBits(static_cast<uint8_t>(oldest_pack_.ColumnInt64(3)));
+  const int format = static_cast<int>(oldest_pack_.ColumnInt64(4));
+  expanding_.clear();
+  auto decoded = ForEachPacked(oldest_pack_.ColumnBlob(5), format, function, ns, sources,
+                               [&](uint64_t seq, const InvocationRecord& r) { expanding_.push_back({seq, r}); });
+  if (!decoded) {
+    return fail(junction::Error(decoded.error().code(),
+                                fmt::format("ledger {} pack {}: {}", options_.path, id, decoded.error().message())));
+  }
+  oldest_pack_.Reset();
+  if (auto ok = InsertInvocations(expanding_); !ok) return fail(ok.error());
+  delete_pack_.Bind(1, id);
+  if (auto ok = delete_pack_.Run(); !ok) return fail(ok.error());
+  if (auto ok = db_->Exec("COMMIT"); !ok) return fail(ok.error());
+  --packs_pending_;
+  std::lock_guard lock(mu_);
+  stats_.packs_pending = packs_pending_;
+  stats_.records_expanded += expanding_.size();
+  stats_.rows_written += expanding_.size();
+  return {};
+}
+
+Status<void> Ledger::WriteBatchRows(bool as_packs) {
   if (auto ok = db_->Exec("BEGIN IMMEDIATE"); !ok) return ok;
   auto fail = [&](const junction::Error& e) -> Status<void> {
     (void)db_->Exec("ROLLBACK");
     return std::unexpected(e);
   };
-  // Full groups of kRowsPerInsert rows in one statement each, the rest one by one.
-  size_t i = 0;
-  int statements = 0;
-  for (; i + kRowsPerInsert <= batch_.size(); i += kRowsPerInsert) {
-    SqliteStatement& st = insert_invocations_;
-    for (int row = 0; row < kRowsPerInsert; ++row) BindInvocation(st, row * 23, batch_[i + row]);
-    if (auto ok = st.RunRebound(); !ok) return fail(ok.error());
-    if (++statements % kStatementsPerYield == 0) sched_yield();
-  }
-  for (; i < batch_.size(); ++i) {
-    BindInvocation(insert_invocation_, 0, batch_[i]);
-    if (auto ok = insert_invocation_.RunRebound(); !ok) return fail(ok.error());
-  }
+  if (auto ok = as_packs ? InsertPacks() : InsertInvocations(batch_); !ok) return fail(ok.error());
   SqliteStatement& is = insert_interval_;
   for (const IntervalRecord& r : interval_batch_) {
     is.Bind(1, r.begin_ns);

@@ -17,6 +17,17 @@
 // once and recorded in the crash_reports table. Records pushed concurrently with Close() may
 // miss the final drain; they are then reported lost at the next open, never silently.
 //
+// Packs. Each drain round of the writer that takes at least `pack_at` records (the writer is
+// behind: the node is busy) stores them as packs (pack.h): one invocation_packs row per
+// function, namespace, source set and hour, with the totals the reports read and a compact body
+// of the records, ~0.1 µs of writer CPU per record instead of ~0.9 µs for an invocations row.
+// Rounds that take fewer (the node has slack; from expand_delay after the last round that made
+// packs), Flush() and Close() expand packs into their
+// invocations rows, each pack in one transaction with its deletion: a record is in a pack or in
+// a row, never both, never neither. Reports add the packs' totals as they add the overflow
+// aggregates; loss detection counts their records. After Flush() and Close() every record is
+// an invocations row.
+//
 // Full queues. When a producer's queue is full, the record is folded into a per-producer
 // overflow aggregate for its function (a row in overflow_aggregates with the count and sums);
 // it is never silently dropped, and stats().overflowed counts it.
@@ -37,6 +48,7 @@
 #include <thread>
 #include <vector>
 
+#include "energy/ledger/pack.h"
 #include "energy/ledger/record.h"
 #include "energy/ledger/spsc_queue.h"
 #include "energy/ledger/sqlite.h"
@@ -50,6 +62,13 @@ struct LedgerOptions {
   size_t queue_capacity = 16384;  // records per producer queue (rounded up to a power of two)
   size_t max_batch = 8192;        // rows per transaction
   std::chrono::milliseconds flush_interval{20};  // how often the writer drains the queues
+  // A drain round taking at least this many records writes them as packs (see "Packs"); 0:
+  // never (every record straight to an invocations row).
+  size_t pack_at = 256;
+  // Packs wait for this long after the last round that made packs before light rounds expand
+  // them, so a node that is busy in bursts does not expand between two of them. Flush() and
+  // Close() expand at once.
+  std::chrono::milliseconds expand_delay{100};
   // CPUs the writer thread may run on; empty: those of the thread that calls Open(). A node
   // opens the ledger from a pinned worker: pass the process's CPUs so the writer does not
   // share that one worker's CPU.
@@ -59,6 +78,7 @@ struct LedgerOptions {
 struct OpenReport {
   uint64_t rows = 0;             // invocation rows present
   uint64_t aggregated = 0;       // records present only in overflow aggregates
+  uint64_t packed = 0;           // records present in packs, not expanded yet
   uint64_t rows_lost = 0;        // newly detected: lost in the crash before this open
   uint64_t rows_lost_total = 0;  // all losses ever detected
   uint64_t next_seq = 0;         // the sequence number the next Push will take
@@ -69,6 +89,9 @@ struct LedgerStats {
   uint64_t intervals_written = 0;
   uint64_t overflowed = 0;  // records folded into overflow aggregates (queue full)
   uint64_t overflow_rows = 0;
+  uint64_t records_packed = 0;    // records written into packs
+  uint64_t records_expanded = 0;  // records moved from packs into invocations rows
+  uint64_t packs_pending = 0;     // pack rows not expanded yet
   uint64_t batches = 0;
   uint64_t failed_batches = 0;  // retried on the next round
 };
@@ -100,10 +123,12 @@ class Ledger {
   // Queues one interval row. One thread only. Errors: kClosed after Close().
   junction::Status<void> PushInterval(const IntervalRecord& record);
 
-  // Blocks until every record pushed before the call is committed. Errors: the writer's last
-  // SQLite error if a batch failed; kClosed after Close().
+  // Blocks until every record pushed before the call is committed as an invocations row
+  // (packs expanded). Errors: the writer's last SQLite error if a batch failed; kClosed after
+  // Close().
   junction::Status<void> Flush();
-  // Drains, commits, stops the writer; idempotent. Returns the last write error, if any.
+  // Drains, commits, expands every pack, stops the writer; idempotent. Returns the last write
+  // error, if any.
   junction::Status<void> Close();
 
   LedgerStats stats() const;
@@ -153,7 +178,14 @@ class Ledger {
   // Pops up to max_batch records and writes them (with intervals and aggregates) in one
   // transaction.
   BatchOutcome WriteBatch();
-  junction::Status<void> WriteBatchRows();
+  junction::Status<void> WriteBatchRows(bool as_packs);
+  // Inserts `rows` into invocations (inside the caller's transaction).
+  junction::Status<void> InsertInvocations(const std::vector<Queued>& rows);
+  junction::Status<void> InsertPacks();
+  // Expands the oldest packs into invocations rows until at least `records` were expanded or
+  // none is left, one transaction per pack. Writer thread only.
+  junction::Status<void> ExpandPacks(uint64_t records);
+  junction::Status<void> ExpandOnePack();
   // Binds one invocation row at parameters base+1 .. base+23 (texts bound without a copy).
   void BindInvocation(SqliteStatement& st, int base, const Queued& q);
   std::string_view SourceText(SourceSet s);
@@ -181,6 +213,9 @@ class Ledger {
   std::array<std::string, 256> source_text_;  // SourceSet::bits() -> its text, filled lazily
   SqliteStatement insert_interval_;
   SqliteStatement insert_aggregate_;
+  SqliteStatement insert_pack_;
+  SqliteStatement oldest_pack_;
+  SqliteStatement delete_pack_;
 
   std::vector<std::unique_ptr<Producer>> producers_;
   SpscQueue<IntervalRecord> intervals_{4096};
@@ -192,6 +227,11 @@ class Ledger {
   std::vector<Queued> batch_;
   std::vector<IntervalRecord> interval_batch_;
   std::vector<Aggregate> aggregate_batch_;
+  std::vector<PackBuilder> packs_;  // the batch's packs; packs_used_ of them in use
+  size_t packs_used_ = 0;
+  std::vector<Queued> expanding_;   // one pack's records while it is expanded
+  uint64_t packs_pending_ = 0;      // pack rows in the database (writer thread; stats_ copy)
+  std::chrono::steady_clock::time_point last_packed_{};  // writer thread
   size_t next_producer_ = 0;
 
   mutable std::mutex mu_;

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <string>
+#include <thread>
 
 #include <benchmark/benchmark.h>
 
@@ -69,7 +70,7 @@ void BM_LedgerWriteRows(benchmark::State& state) {
   std::string dir = "/tmp/energy-ledger-bench-w-" + std::to_string(getpid());
   std::filesystem::create_directories(dir);
   auto ledger = Ledger::Open({.path = dir + "/ledger.db", .queue_capacity = n * 2,
-                              .flush_interval = std::chrono::milliseconds(100000)});
+                              .flush_interval = std::chrono::milliseconds(100000), .pack_at = 0});
   if (!ledger) {
     state.SkipWithError(ledger.error().message().c_str());
     return;
@@ -96,6 +97,50 @@ void BM_LedgerWriteRows(benchmark::State& state) {
   std::filesystem::remove_all(dir);
 }
 BENCHMARK(BM_LedgerWriteRows)->Arg(20000)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// The writer's cost per record while it is behind (ledger.h, "Packs"): state.range(0) records
+// pushed at once, then the time until the writer has committed them all as packs (it polls
+// every millisecond; packs are not expanded inside the timing). Compare with
+// BM_LedgerWriteRows: the difference is what packing takes off a saturated node, for now —
+// the expansion, later, costs a row's price.
+void BM_LedgerWritePacks(benchmark::State& state) {
+  const size_t n = static_cast<size_t>(state.range(0));
+  std::string dir = "/tmp/energy-ledger-bench-p-" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  auto ledger = Ledger::Open({.path = dir + "/ledger.db", .queue_capacity = n * 2,
+                              .flush_interval = std::chrono::milliseconds(1),
+                              .expand_delay = std::chrono::hours(1)});
+  if (!ledger) {
+    state.SkipWithError(ledger.error().message().c_str());
+    return;
+  }
+  std::vector<InvocationRecord> recs;
+  for (size_t i = 0; i < n; ++i) recs.push_back(Record(i));
+  double writer_cpu = 0.0;
+  uint64_t packed = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    const double cpu0 = ProcessCpuSeconds();
+    for (const InvocationRecord& r : recs) (void)(*ledger)->Push(0, r);
+    const double push_cpu = ProcessCpuSeconds() - cpu0;
+    state.ResumeTiming();
+    packed += n;
+    while ((*ledger)->stats().records_packed < packed) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    writer_cpu += ProcessCpuSeconds() - cpu0 - push_cpu;
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * n));
+  state.counters["ns_per_record"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * n), benchmark::Counter::kIsRate |
+                                                       benchmark::Counter::kInvert);
+  state.counters["cpu_ns_per_record"] =
+      writer_cpu * 1e9 / static_cast<double>(state.iterations() * n);
+  (void)(*ledger)->Close();
+  ledger->reset();
+  std::filesystem::remove_all(dir);
+}
+BENCHMARK(BM_LedgerWritePacks)->Arg(20000)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 void BM_SpscPushPop(benchmark::State& state) {
   SpscQueue<InvocationRecord> q(1024);

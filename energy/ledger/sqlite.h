@@ -39,6 +39,10 @@ class SqliteStatement {
     sqlite3_bind_text(stmt_, index, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
   }
   void BindNull(int index) { sqlite3_bind_null(stmt_, index); }
+  // Binds bytes without a copy, as BindStaticText.
+  void BindStaticBlob(int index, std::string_view bytes) {
+    sqlite3_bind_blob(stmt_, index, bytes.data(), static_cast<int>(bytes.size()), SQLITE_STATIC);
+  }
 
   // Runs one step: true when a row is available, false when done. Errors: kIo with SQLite's
   // message. Does not reset; call Reset() before re-running.
@@ -57,6 +61,11 @@ class SqliteStatement {
   double ColumnDouble(int col) const { return sqlite3_column_double(stmt_, col); }
   bool ColumnIsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
   std::string ColumnText(int col) const;
+  // The column's bytes, valid until the next Step() or Reset() of this statement.
+  std::string_view ColumnBlob(int col) const {
+    const void* p = sqlite3_column_blob(stmt_, col);
+    return std::string_view(static_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
+  }
 
  private:
   friend class SqliteDb;

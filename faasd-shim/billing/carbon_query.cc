@@ -96,16 +96,25 @@ Status<CarbonReport> QueryCarbon(const std::string& ledger_path, const CarbonQue
   const bool by_hour = q.group_by == GroupBy::kHour;
   // Calls the ledger folded into overflow_aggregates (its queue was full) are billed too: without
   // them the functions would not add up to the meter after an overflow. An aggregate counts its
-  // records, is placed at its last call's end, and carries no intensity kind.
+  // records, is placed at its last call's end, and carries no intensity kind. Packs (records a
+  // running node has not expanded into rows yet; ledgers of schema 3 on) count the same way,
+  // with their records' kinds; a pack never spans an hour, so --group-by hour places them
+  // exactly, while --since/--until take or leave a whole pack (a writer round, ~20 ms).
+  auto has_packs = db->QueryInt64(
+      "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'invocation_packs'");
+  if (!has_packs) return std::unexpected(has_packs.error());
   auto st = db->Prepare(fmt::format(
       "SELECT {}, source, SUM(n), SUM(total_j), SUM(grams), SUM(embodied_grams), "
       "GROUP_CONCAT(DISTINCT intensity_kind) FROM ("
       "SELECT function, end_ns, source, 1 AS n, total_j, grams, embodied_grams, intensity_kind "
       "FROM invocations UNION ALL "
       "SELECT function, last_end_ns, source, records, total_j, grams, embodied_grams, NULL "
-      "FROM overflow_aggregates) "
+      "FROM overflow_aggregates{}) "
       "WHERE end_ns >= ?1 AND end_ns < ?2 AND (?3 = '' OR function = ?3) GROUP BY 1, 2 ORDER BY 1, 2",
-      by_hour ? kHourExpr : "function"));
+      by_hour ? kHourExpr : "function",
+      *has_packs > 0 ? " UNION ALL SELECT function, last_end_ns, source, records, total_j, grams, "
+                       "embodied_grams, intensity_kinds FROM invocation_packs"
+                     : ""));
   if (!st) return std::unexpected(st.error());
   st->Bind(1, q.since_ns);
   st->Bind(2, q.until_ns);

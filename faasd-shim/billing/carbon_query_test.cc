@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <thread>
 
 #include "energy/ledger/ledger.h"
 
@@ -223,6 +224,57 @@ TEST_F(CarbonQueryTest, CallsFoldedByAFullLedgerQueueAreInTheReport) {
   EXPECT_EQ(calls, kCalls) << aggregated << " of them were folded";
   EXPECT_NEAR(functions_j, 0.5 * kCalls, 1e-9);
   EXPECT_NEAR(functions_j + node_j, meter_j, 1e-9);
+}
+
+// A running node may hold calls in packs (its ledger writer was behind; ledger.h "Packs"): the
+// report counts them as it will count their rows once expanded, per function and per hour.
+TEST_F(CarbonQueryTest, CallsStillInPacksReportAsTheirRowsWill) {
+  auto l = energy::Ledger::Open(
+      {.path = path_, .flush_interval = std::chrono::milliseconds(5), .pack_at = 1, .expand_delay = std::chrono::hours(1)});
+  ASSERT_TRUE(l.has_value()) << l.error().message();
+  std::uint64_t pushed = 0;
+  for (int h = 0; h < 3; ++h) {
+    const std::int64_t t = kT0 + h * kHour + kHour / 2;
+    for (int k = 0; k < 3; ++k) {
+      energy::InvocationRecord r = Call(h == 2 && k == 0 ? "b" : "a", t + k, 1.0 + k, 100.0 * (h + 1));
+      if (h == 1) r.intensity_kind = energy::carbon::IntensityKind::kHeld;
+      ASSERT_TRUE((*l)->Push(0, r).has_value());
+      ++pushed;
+    }
+  }
+  for (int i = 0; i < 2000 && (*l)->stats().records_packed < pushed; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ((*l)->stats().records_packed, pushed) << "the calls were not packed";
+  auto by_function = QueryCarbon(path_, {});
+  auto by_hour = QueryCarbon(path_, {.group_by = GroupBy::kHour});
+  ASSERT_TRUE(by_function.has_value()) << by_function.error().message();
+  ASSERT_TRUE(by_hour.has_value()) << by_hour.error().message();
+  ASSERT_TRUE((*l)->Close().has_value());  // expands the packs into rows
+  EXPECT_EQ((*l)->stats().records_expanded, pushed);
+  auto rows_function = QueryCarbon(path_, {});
+  auto rows_hour = QueryCarbon(path_, {.group_by = GroupBy::kHour});
+  ASSERT_TRUE(rows_function.has_value() && rows_hour.has_value());
+  auto same = [](const CarbonReport& packed, const CarbonReport& rows) {
+    ASSERT_EQ(packed.rows.size(), rows.rows.size());
+    for (std::size_t i = 0; i < rows.rows.size(); ++i) {
+      SCOPED_TRACE(rows.rows[i].key);
+      EXPECT_EQ(packed.rows[i].key, rows.rows[i].key);
+      EXPECT_EQ(packed.rows[i].calls, rows.rows[i].calls);
+      EXPECT_NEAR(packed.rows[i].joules, rows.rows[i].joules, 1e-12);
+      ASSERT_TRUE(packed.rows[i].grams && rows.rows[i].grams);
+      EXPECT_NEAR(*packed.rows[i].grams, *rows.rows[i].grams, 1e-15);
+      EXPECT_EQ(packed.rows[i].intensity_kind, rows.rows[i].intensity_kind);
+    }
+  };
+  same(*by_function, *rows_function);
+  same(*by_hour, *rows_hour);
+  ASSERT_EQ(rows_function->rows.size(), 2u);
+  EXPECT_EQ(rows_function->rows[0].key, "a");
+  EXPECT_EQ(rows_function->rows[0].calls, 8);
+  EXPECT_EQ(rows_function->rows[0].intensity_kind, "held+constant");
+  ASSERT_EQ(rows_hour->rows.size(), 3u);
+  EXPECT_EQ(rows_hour->rows[1].intensity_kind, "held");
 }
 
 }  // namespace
