@@ -538,12 +538,6 @@ Ledger::BatchOutcome Ledger::WriteBatch() {
   return {taken, ok.has_value()};
 }
 
-std::string_view Ledger::SourceText(SourceSet s) {
-  std::string& t = source_text_[s.bits()];
-  if (t.empty()) t = s.ToString();
-  return t;
-}
-
 void Ledger::BindInvocation(SqliteStatement& st, int base, const Queued& q) {
   const InvocationRecord& r = q.record;
   st.Bind(base + 1, static_cast<int64_t>(q.seq));
@@ -556,7 +550,7 @@ void Ledger::BindInvocation(SqliteStatement& st, int base, const Queued& q) {
   st.Bind(base + 8, static_cast<int64_t>(r.cycles));
   BindZones(st, base + 9, r.joules);
   st.Bind(base + 15, r.joules.NodeTotal().value);
-  st.BindStaticText(base + 16, SourceText(r.joules.sources));
+  st.BindStaticText(base + 16, r.joules.sources.Name());
   st.Bind(base + 17, r.grams);
   st.Bind(base + 18, r.intensity_g_per_kwh);
   st.BindStaticText(base + 19, carbon::IntensityKindName(r.intensity_kind));
@@ -614,7 +608,7 @@ Status<void> Ledger::InsertPacks() {
     const PackBuilder& b = packs_[i];
     st.BindStaticText(1, b.function());
     st.BindStaticText(2, b.ns());
-    st.BindStaticText(3, SourceText(b.sources()));
+    st.BindStaticText(3, b.sources().Name());
     st.Bind(4, static_cast<int64_t>(b.sources().bits()));
     st.Bind(5, static_cast<int64_t>(b.records()));
     st.Bind(6, static_cast<int64_t>(b.min_seq()));
@@ -693,7 +687,7 @@ Status<void> Ledger::WriteBatchRows(bool as_packs) {
   for (const IntervalRecord& r : interval_batch_) {
     is.Bind(1, r.begin_ns);
     is.Bind(2, r.end_ns);
-    is.BindText(3, r.meter.sources.ToString());
+    is.BindStaticText(3, r.meter.sources.Name());
     BindZones(is, 4, r.meter);
     is.Bind(10, r.meter.NodeTotal().value);
     is.Bind(11, r.invocations_j);
@@ -729,7 +723,7 @@ Status<void> Ledger::WriteBatchRows(bool as_packs) {
     as.Bind(10, static_cast<int64_t>(a.cycles));
     BindZones(as, 11, a.joules);
     as.Bind(17, a.joules.NodeTotal().value);
-    as.BindText(18, a.joules.sources.ToString());
+    as.BindStaticText(18, a.joules.sources.Name());
     as.Bind(19, a.grams);
     as.Bind(20, a.embodied_grams);
     as.Bind(21, static_cast<int64_t>(a.errors));

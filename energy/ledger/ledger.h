@@ -188,7 +188,6 @@ class Ledger {
   junction::Status<void> ExpandOnePack();
   // Binds one invocation row at parameters base+1 .. base+23 (texts bound without a copy).
   void BindInvocation(SqliteStatement& st, int base, const Queued& q);
-  std::string_view SourceText(SourceSet s);
 
   LedgerOptions options_;
   OpenReport report_;
@@ -210,7 +209,6 @@ class Ledger {
   // 2026-12-06). With a CPU of its own the yield returns at once.
   static constexpr int kStatementsPerYield = 2;
   SqliteStatement insert_invocations_;
-  std::array<std::string, 256> source_text_;  // SourceSet::bits() -> its text, filled lazily
   SqliteStatement insert_interval_;
   SqliteStatement insert_aggregate_;
   SqliteStatement insert_pack_;

@@ -140,7 +140,7 @@ void BM_LedgerWritePacks(benchmark::State& state) {
   ledger->reset();
   std::filesystem::remove_all(dir);
 }
-BENCHMARK(BM_LedgerWritePacks)->Arg(20000)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_LedgerWritePacks)->Arg(1000)->Arg(20000)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 void BM_SpscPushPop(benchmark::State& state) {
   SpscQueue<InvocationRecord> q(1024);

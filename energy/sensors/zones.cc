@@ -66,6 +66,16 @@ std::string SourceSet::ToString() const {
   return out.empty() ? "none" : out;
 }
 
+std::string_view SourceSet::Name() const {
+  static_assert(static_cast<int>(Source::kReplay) == 3, "the table covers four sources");
+  static const std::array<std::string, 16> kNames = [] {
+    std::array<std::string, 16> t;
+    for (uint8_t b = 0; b < 16; ++b) t[b] = FromBits(b).ToString();
+    return t;
+  }();
+  return kNames[bits_ & 15u];
+}
+
 void ZoneJoules::AddScaled(const ZoneJoules& o, double k) {
   for (Zone z : kAllZones) {
     if (o.Has(z)) Add(z, o[z] * k);

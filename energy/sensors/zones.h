@@ -46,6 +46,8 @@ class SourceSet {
   constexpr uint8_t bits() const { return bits_; }
   // "rapl", "rapl+nvml", ... ("none" when empty).
   std::string ToString() const;
+  // The same text from a table made once: no allocation (it goes out on every invocation reply).
+  std::string_view Name() const;
   friend constexpr bool operator==(SourceSet, SourceSet) = default;
 
  private:

@@ -234,7 +234,7 @@ RouteHandler MakeInvokeHandler(const instances::InstanceManager* manager, billin
       char g6[32];  // six significant digits, as to_chars(general, 6): junction/base/general6.h
       junction::http::AppendHeaderLine(lines, "X-Energy-Joules", junction::General6(g6, e.joules));
       junction::http::AppendHeaderLine(lines, "X-Carbon-Grams", junction::General6(g6, e.grams));
-      junction::http::AppendHeaderLine(lines, "X-Energy-Source", e.sources.ToString());
+      junction::http::AppendHeaderLine(lines, "X-Energy-Source", e.sources.Name());
       junction::http::AppendHeaderLine(lines, "X-Energy-Estimate", ran.on_cpu ? "on-cpu" : "upper-bound");
       // How the grams' carbon intensity was obtained, in the ledger's intensity_kind words:
       // constant (configured g/kWh) | measured (a trace row) | interpolated | held (a trace gap,
