@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <ctime>
 
 #include <fmt/format.h>
@@ -481,19 +482,14 @@ void Ledger::WriterLoop() {
 
 Ledger::BatchOutcome Ledger::WriteBatch() {
   size_t taken = 0;
-  // Round-robin over the producers so that no core's queue starves.
+  // Each producer's fair share of the batch's room first, then what is left in turn, so that no
+  // core's queue starves; records are copied out of the rings in bulk, once.
   const size_t n = producers_.size();
-  bool progress = true;
-  while (batch_.size() < options_.max_batch && progress) {
-    progress = false;
+  for (int pass = 0; pass < 2; ++pass) {
     for (size_t k = 0; k < n && batch_.size() < options_.max_batch; ++k) {
-      Producer& p = *producers_[(next_producer_ + k) % n];
-      Queued q;
-      if (p.queue.TryPop(&q)) {
-        batch_.push_back(q);
-        ++taken;
-        progress = true;
-      }
+      const size_t room = options_.max_batch - batch_.size();
+      const size_t share = pass == 0 ? std::max<size_t>(1, room / (n - k)) : room;
+      taken += producers_[(next_producer_ + k) % n]->queue.PopInto(batch_, share);
     }
   }
   next_producer_ = (next_producer_ + 1) % n;

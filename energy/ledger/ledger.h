@@ -20,13 +20,14 @@
 // Packs. Each drain round of the writer that takes at least `pack_at` records (the writer is
 // behind: the node is busy) stores them as packs (pack.h): one invocation_packs row per
 // function, namespace, source set and hour, with the totals the reports read and a compact body
-// of the records, ~0.1 µs of writer CPU per record instead of ~0.9 µs for an invocations row.
+// of the records: 0.27-0.42 µs of writer CPU per record instead of ~0.9 µs for an invocations
+// row (energy_ledger_bench BM_LedgerWritePacks / BM_LedgerWriteRows, docs/benchmarks/energy.md).
 // Rounds that take fewer (the node has slack; from expand_delay after the last round that made
-// packs), Flush() and Close() expand packs into their
-// invocations rows, each pack in one transaction with its deletion: a record is in a pack or in
-// a row, never both, never neither. Reports add the packs' totals as they add the overflow
-// aggregates; loss detection counts their records. After Flush() and Close() every record is
-// an invocations row.
+// packs), Flush() and Close() expand packs into their invocations rows, each pack in one
+// transaction with its deletion: a record is in a pack or in a row, never both, never neither.
+// Reports add the packs' totals as they add the overflow aggregates; loss detection counts
+// their records. After Flush() and Close() every record is an invocations row. The expansion
+// costs what the rows would have: packing moves the row's price out of busy periods.
 //
 // Full queues. When a producer's queue is full, the record is folded into a per-producer
 // overflow aggregate for its function (a row in overflow_aggregates with the count and sums);

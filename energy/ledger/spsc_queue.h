@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <new>
 #include <type_traits>
@@ -57,17 +58,19 @@ class SpscQueue {
   // Consumer only. Appends every record queued when it starts to `out` (in order, in at most
   // two contiguous copies) and frees their slots at once; returns how many. `out` may
   // allocate (the caller reserves to avoid it).
-  size_t PopAllInto(std::vector<T>& out) {
+  size_t PopAllInto(std::vector<T>& out) { return PopInto(out, SIZE_MAX); }
+  // The same, for at most `max` records (the oldest).
+  size_t PopInto(std::vector<T>& out, size_t max) {
     const size_t head = head_.load(std::memory_order_relaxed);
     const size_t tail = tail_.load(std::memory_order_acquire);
     cached_tail_ = tail;
-    const size_t n = tail - head;
+    const size_t n = std::min(tail - head, max);
     if (n == 0) return 0;
     const size_t first = head & mask_;
     const size_t run = std::min(n, mask_ + 1 - first);  // up to the ring's end
     out.insert(out.end(), slots_.get() + first, slots_.get() + first + run);
     out.insert(out.end(), slots_.get(), slots_.get() + (n - run));
-    head_.store(tail, std::memory_order_release);
+    head_.store(head + n, std::memory_order_release);
     return n;
   }
 

@@ -66,6 +66,21 @@ TEST(SpscQueueTest, PopAllIntoTakesEverythingInOrderAcrossTheRingsEnd) {
   for (int i = 0; i < 8; ++i) EXPECT_TRUE(q.TryPush(100 + i));  // every slot free again
 }
 
+TEST(SpscQueueTest, PopIntoTakesAtMostItsBoundOldestFirstAcrossTheRingsEnd) {
+  SpscQueue<int> q(8);
+  std::vector<int> out;
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(q.TryPush(i));
+  EXPECT_EQ(q.PopInto(out, 5), 5u);  // head at 5
+  for (int i = 6; i < 13; ++i) ASSERT_TRUE(q.TryPush(i));  // 8 queued, slots 5..7 then 0..4
+  EXPECT_EQ(q.PopInto(out, 4), 4u);  // three before the ring's end, one after
+  EXPECT_EQ(out, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(q.ApproxSize(), 4u);
+  EXPECT_EQ(q.PopInto(out, 0), 0u);
+  EXPECT_EQ(q.PopInto(out, 100), 4u);
+  EXPECT_EQ(out.back(), 12);
+  EXPECT_EQ(q.ApproxSize(), 0u);
+}
+
 TEST(SpscQueueTest, PopAllIntoAgainstAConcurrentProducerLosesNothing) {
   constexpr uint64_t kN = 1'000'000;
   SpscQueue<uint64_t> q(256);
