@@ -2,18 +2,121 @@
 #include "energy/ledger/pack.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 namespace energy {
 namespace {
 
+constexpr uint8_t kKindMask = 0x03;
+constexpr uint8_t kSameIntensity = 0x04;
+constexpr uint8_t kNoEmbodied = 0x08;
+constexpr uint8_t kUuidCallId = 0x10;
+constexpr size_t kUuidText = 36;
+constexpr size_t kMaxVarint = 10;
+
+uint64_t ZigZag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
+// a - b without signed overflow (wraps; the decoder's wrapping add restores a exactly).
+int64_t Delta(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
+int64_t Plus(int64_t a, int64_t d) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(d)); }
+int64_t UnZigZag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
+
+char* PutVarint(char* p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = static_cast<char>(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<char>(v);
+  return p;
+}
+
 template <typename T>
-bool Get(std::string_view in, size_t* at, T* v) {
-  if (in.size() - *at < sizeof(T)) return false;
-  std::memcpy(v, in.data() + *at, sizeof(T));
-  *at += sizeof(T);
+char* PutRaw(char* p, T v) {
+  std::memcpy(p, &v, sizeof(T));
+  return p + sizeof(T);
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+// A lowercase 8-4-4-4-12 UUID (what the node makes for a call without X-Call-Id) as 16 bytes;
+// false for anything else, which is then stored as text.
+bool UuidBytes(std::string_view id, uint8_t out[16]) {
+  if (id.size() != kUuidText) return false;
+  size_t k = 0;
+  for (size_t i = 0; i < kUuidText;) {
+    if (i == 8 || i == 13 || i == 18 || i == 23) {
+      if (id[i] != '-') return false;
+      ++i;
+      continue;
+    }
+    const int hi = HexValue(id[i]), lo = HexValue(id[i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    out[k++] = static_cast<uint8_t>(hi << 4 | lo);
+    i += 2;
+  }
   return true;
 }
+
+void UuidText(const uint8_t in[16], char out[kUuidText]) {
+  constexpr char kDigits[] = "0123456789abcdef";
+  size_t k = 0;
+  for (size_t i = 0; i < kUuidText;) {
+    if (i == 8 || i == 13 || i == 18 || i == 23) {
+      out[i++] = '-';
+      continue;
+    }
+    out[i] = kDigits[in[k] >> 4];
+    out[i + 1] = kDigits[in[k] & 0xf];
+    ++k;
+    i += 2;
+  }
+}
+
+class Reader {
+ public:
+  Reader(std::string_view in, size_t at) : in_(in), at_(at) {}
+  size_t at() const { return at_; }
+  bool Varint(uint64_t* v) {
+    uint64_t out = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (at_ >= in_.size()) return false;
+      const auto b = static_cast<uint8_t>(in_[at_++]);
+      out |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) {
+        *v = out;
+        return true;
+      }
+    }
+    return false;
+  }
+  bool Signed(int64_t* v) {
+    uint64_t u = 0;
+    if (!Varint(&u)) return false;
+    *v = UnZigZag(u);
+    return true;
+  }
+  template <typename T>
+  bool Raw(T* v) {
+    if (in_.size() - at_ < sizeof(T)) return false;
+    std::memcpy(v, in_.data() + at_, sizeof(T));
+    at_ += sizeof(T);
+    return true;
+  }
+  bool Bytes(size_t n, std::string_view* v) {
+    if (in_.size() - at_ < n) return false;
+    *v = in_.substr(at_, n);
+    at_ += n;
+    return true;
+  }
+
+ private:
+  std::string_view in_;
+  size_t at_;
+};
 
 }  // namespace
 
@@ -29,6 +132,9 @@ void PackBuilder::Reset(const InvocationRecord& first) {
   total_j_ = grams_ = embodied_grams_ = 0.0;
   kinds_ = 0;
   body_.clear();
+  prev_seq_ = 0;
+  prev_start_ns_ = 0;
+  prev_intensity_ = 0.0;
 }
 
 void PackBuilder::Append(uint64_t seq, const InvocationRecord& r) {
@@ -46,34 +152,46 @@ void PackBuilder::Append(uint64_t seq, const InvocationRecord& r) {
   embodied_grams_ += r.embodied_grams;
   kinds_ |= static_cast<uint8_t>(1u << static_cast<unsigned>(r.intensity_kind));
 
+  const std::string_view id = r.call_id.view();
+  uint8_t uuid[16];
+  const bool is_uuid = UuidBytes(id, uuid);
+  const bool same_intensity =
+      std::bit_cast<uint64_t>(r.intensity_g_per_kwh) == std::bit_cast<uint64_t>(prev_intensity_);
+  const bool no_embodied = std::bit_cast<uint64_t>(r.embodied_grams) == 0;
+  const uint8_t flags = static_cast<uint8_t>((static_cast<uint8_t>(r.intensity_kind) & kKindMask) |
+                                             (same_intensity ? kSameIntensity : 0) |
+                                             (no_embodied ? kNoEmbodied : 0) | (is_uuid ? kUuidCallId : 0));
   // One resize for the record's largest size, trimmed at the end, instead of one per field.
   const size_t at = body_.size();
-  const std::string_view id = r.call_id.view();
-  body_.resize(at + 8 * 4 + 1 + 8 * kZoneCount + 8 * 2 + 1 + 8 + 4 + 8 * 2 + 1 + id.size());
+  body_.resize(at + 4 * kMaxVarint + 2 + 8 * kZoneCount + 8 * 3 + 3 * kMaxVarint + 1 + std::max<size_t>(id.size(), 16));
   char* p = body_.data() + at;
-  auto put = [&p](const auto& v) {
-    std::memcpy(p, &v, sizeof(v));
-    p += sizeof(v);
-  };
-  put(seq);
-  put(r.start_ns);
-  put(r.end_ns);
-  put(r.cycles);
-  put(r.joules.present);
+  p = PutVarint(p, ZigZag(static_cast<int64_t>(seq - prev_seq_)));
+  p = PutVarint(p, ZigZag(Delta(r.start_ns, prev_start_ns_)));
+  p = PutVarint(p, ZigZag(Delta(r.end_ns, r.start_ns)));
+  p = PutVarint(p, r.cycles);
+  *p++ = static_cast<char>(r.joules.present);
+  *p++ = static_cast<char>(flags);
   for (size_t z = 0; z < kZoneCount; ++z) {
-    if ((r.joules.present >> z) & 1) put(r.joules.by_zone[z].value);
+    if ((r.joules.present >> z) & 1) p = PutRaw(p, r.joules.by_zone[z].value);
   }
-  put(r.grams);
-  put(r.intensity_g_per_kwh);
-  put(static_cast<uint8_t>(r.intensity_kind));
-  put(r.embodied_grams);
-  put(r.status);
-  put(r.bytes_in);
-  put(r.bytes_out);
-  put(static_cast<uint8_t>(id.size()));
-  std::memcpy(p, id.data(), id.size());
-  p += id.size();
+  p = PutRaw(p, r.grams);
+  if (!same_intensity) p = PutRaw(p, r.intensity_g_per_kwh);
+  if (!no_embodied) p = PutRaw(p, r.embodied_grams);
+  p = PutVarint(p, ZigZag(r.status));
+  p = PutVarint(p, r.bytes_in);
+  p = PutVarint(p, r.bytes_out);
+  if (is_uuid) {
+    std::memcpy(p, uuid, 16);
+    p += 16;
+  } else {
+    *p++ = static_cast<char>(id.size());
+    std::memcpy(p, id.data(), id.size());
+    p += id.size();
+  }
   body_.resize(static_cast<size_t>(p - body_.data()));
+  prev_seq_ = seq;
+  prev_start_ns_ = r.start_ns;
+  prev_intensity_ = r.intensity_g_per_kwh;
 }
 
 std::string PackBuilder::IntensityKinds() const {
@@ -87,32 +205,53 @@ std::string PackBuilder::IntensityKinds() const {
   return out;
 }
 
-bool DecodePacked(std::string_view body, size_t* at, uint64_t* seq, InvocationRecord* r) {
-  uint8_t present = 0, kind = 0, id_size = 0;
-  if (!Get(body, at, seq) || !Get(body, at, &r->start_ns) || !Get(body, at, &r->end_ns) ||
-      !Get(body, at, &r->cycles) || !Get(body, at, &present)) {
+bool DecodePacked(std::string_view body, PackCursor* c, InvocationRecord* r) {
+  Reader in(body, c->at);
+  int64_t seq_delta = 0, start_delta = 0, wall = 0, status = 0;
+  uint64_t cycles = 0;
+  uint8_t present = 0, flags = 0;
+  if (!in.Signed(&seq_delta) || !in.Signed(&start_delta) || !in.Signed(&wall) || !in.Varint(&cycles) ||
+      !in.Raw(&present) || !in.Raw(&flags)) {
     return false;
   }
-  if (present >> kZoneCount) return false;
+  if (present >> kZoneCount || flags >> 5) return false;
   r->joules = ZoneJoules{};
   for (size_t z = 0; z < kZoneCount; ++z) {
     if (!((present >> z) & 1)) continue;
     double j = 0;
-    if (!Get(body, at, &j)) return false;
+    if (!in.Raw(&j)) return false;
     r->joules.Set(kAllZones[z], Joules{j});
   }
-  if (!Get(body, at, &r->grams) || !Get(body, at, &r->intensity_g_per_kwh) || !Get(body, at, &kind) ||
-      !Get(body, at, &r->embodied_grams) || !Get(body, at, &r->status) || !Get(body, at, &r->bytes_in) ||
-      !Get(body, at, &r->bytes_out) || !Get(body, at, &id_size)) {
+  double intensity = c->intensity, embodied = 0.0;
+  if (!in.Raw(&r->grams) || (!(flags & kSameIntensity) && !in.Raw(&intensity)) ||
+      (!(flags & kNoEmbodied) && !in.Raw(&embodied)) || !in.Signed(&status) || !in.Varint(&r->bytes_in) ||
+      !in.Varint(&r->bytes_out)) {
     return false;
   }
-  if (kind > static_cast<uint8_t>(carbon::IntensityKind::kConstant) || id_size > 64 ||
-      body.size() - *at < id_size) {
-    return false;
+  if (status < INT32_MIN || status > INT32_MAX) return false;
+  std::string_view id;
+  if (flags & kUuidCallId) {
+    std::string_view raw;
+    if (!in.Bytes(16, &raw)) return false;
+    char text[kUuidText];
+    UuidText(reinterpret_cast<const uint8_t*>(raw.data()), text);
+    r->call_id.Assign(std::string_view(text, kUuidText));
+  } else {
+    uint8_t n = 0;
+    if (!in.Raw(&n) || n > 64 || !in.Bytes(n, &id)) return false;
+    r->call_id.Assign(id);
   }
-  r->intensity_kind = static_cast<carbon::IntensityKind>(kind);
-  r->call_id.Assign(body.substr(*at, id_size));
-  *at += id_size;
+  c->seq += static_cast<uint64_t>(seq_delta);
+  c->start_ns = Plus(c->start_ns, start_delta);
+  c->intensity = intensity;
+  c->at = in.at();
+  r->start_ns = c->start_ns;
+  r->end_ns = Plus(c->start_ns, wall);
+  r->cycles = cycles;
+  r->intensity_g_per_kwh = intensity;
+  r->intensity_kind = static_cast<carbon::IntensityKind>(flags & kKindMask);
+  r->embodied_grams = embodied;
+  r->status = static_cast<int32_t>(status);
   return true;
 }
 
