@@ -2,6 +2,7 @@
 #include "energy/ledger/pack.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstring>
 
@@ -36,29 +37,31 @@ char* PutRaw(char* p, T v) {
   return p + sizeof(T);
 }
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return -1;
-}
+// Hex digit values; 0xff for anything but 0-9 and a-f (uppercase is not a digit here: it would
+// not come back as it went in).
+constexpr std::array<uint8_t, 256> kHexValue = [] {
+  std::array<uint8_t, 256> t{};
+  t.fill(0xff);
+  for (int c = '0'; c <= '9'; ++c) t[static_cast<size_t>(c)] = static_cast<uint8_t>(c - '0');
+  for (int c = 'a'; c <= 'f'; ++c) t[static_cast<size_t>(c)] = static_cast<uint8_t>(c - 'a' + 10);
+  return t;
+}();
+// Where the 16 digit pairs of an 8-4-4-4-12 UUID start.
+constexpr std::array<uint8_t, 16> kUuidPairs = {0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34};
 
 // A lowercase 8-4-4-4-12 UUID (what the node makes for a call without X-Call-Id) as 16 bytes;
-// false for anything else, which is then stored as text.
+// false for anything else, which is then stored as text. Table lookups without a branch per
+// digit: a branchy parse was a third of the writer's time per packed record.
 bool UuidBytes(std::string_view id, uint8_t out[16]) {
-  if (id.size() != kUuidText) return false;
-  size_t k = 0;
-  for (size_t i = 0; i < kUuidText;) {
-    if (i == 8 || i == 13 || i == 18 || i == 23) {
-      if (id[i] != '-') return false;
-      ++i;
-      continue;
-    }
-    const int hi = HexValue(id[i]), lo = HexValue(id[i + 1]);
-    if (hi < 0 || lo < 0) return false;
-    out[k++] = static_cast<uint8_t>(hi << 4 | lo);
-    i += 2;
+  if (id.size() != kUuidText || id[8] != '-' || id[13] != '-' || id[18] != '-' || id[23] != '-') return false;
+  const auto* u = reinterpret_cast<const unsigned char*>(id.data());
+  uint8_t bad = 0;
+  for (size_t k = 0; k < 16; ++k) {
+    const uint8_t hi = kHexValue[u[kUuidPairs[k]]], lo = kHexValue[u[kUuidPairs[k] + 1]];
+    bad |= static_cast<uint8_t>(hi | lo);
+    out[k] = static_cast<uint8_t>(hi << 4 | (lo & 0x0f));
   }
-  return true;
+  return (bad & 0xf0) == 0;
 }
 
 void UuidText(const uint8_t in[16], char out[kUuidText]) {
