@@ -210,6 +210,9 @@ class Ledger {
   // 2026-12-06). With a CPU of its own the yield returns at once.
   static constexpr int kStatementsPerYield = 2;
   SqliteStatement insert_invocations_;
+  // The same for packing: a yield after about this many records' work (~0.1 ms).
+  static constexpr uint64_t kRecordsPerYield = 512;
+  uint64_t packed_since_yield_ = 0;  // writer thread
   SqliteStatement insert_interval_;
   SqliteStatement insert_aggregate_;
   SqliteStatement insert_pack_;

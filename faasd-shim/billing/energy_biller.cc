@@ -295,6 +295,8 @@ EnergyBiller::Counters EnergyBiller::counters() const {
   for (const auto& q : queues_) c.calls_spilled += q->spilled.load(std::memory_order_relaxed);
   const energy::LedgerStats s = ledger_->stats();
   c.ledger_rows = s.rows_written;
+  c.ledger_packed = s.records_packed;
+  c.ledger_packs_pending = s.packs_pending;
   c.ledger_aggregated = s.overflowed;
   c.ledger_rows_lost = ledger_->open_report().rows_lost_total;
   return c;

@@ -175,6 +175,8 @@ class EnergyBiller {
   struct Counters {
     std::uint64_t calls_spilled = 0;       // Complete found its core's ring full
     std::uint64_t ledger_rows = 0;         // invocation rows committed to the ledger
+    std::uint64_t ledger_packed = 0;       // records committed in packs (the writer was behind)
+    std::uint64_t ledger_packs_pending = 0;  // pack rows not expanded into invocation rows yet
     std::uint64_t ledger_aggregated = 0;   // rows folded into overflow aggregates (queue full)
     std::uint64_t ledger_rows_lost = 0;    // rows lost in crashes, as detected at open (all)
   };

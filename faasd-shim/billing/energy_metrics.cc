@@ -50,6 +50,11 @@ void CollectBillerCounters(const EnergyBiller::Counters& c, metrics::MetricWrite
   w.Sample({}, static_cast<double>(c.ledger_aggregated));
   w.Family("faasnode_ledger_rows_written_total", "counter", "Invocation rows committed to the energy ledger.");
   w.Sample({}, static_cast<double>(c.ledger_rows));
+  w.Family("faasnode_ledger_records_packed_total", "counter",
+           "Invocation records the ledger writer kept in packs while it was behind (expanded into rows later).");
+  w.Sample({}, static_cast<double>(c.ledger_packed));
+  w.Family("faasnode_ledger_packs_pending", "gauge", "Ledger packs not yet expanded into invocation rows.");
+  w.Sample({}, static_cast<double>(c.ledger_packs_pending));
   w.Family("faasnode_ledger_rows_lost_total", "counter",
            "Invocation rows lost in crashes of the node, as detected at start from sequence-number gaps.");
   w.Sample({}, static_cast<double>(c.ledger_rows_lost));
