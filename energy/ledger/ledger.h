@@ -62,7 +62,8 @@ struct LedgerOptions {
   uint32_t producers = 1;         // queues, one per core that pushes
   size_t queue_capacity = 16384;  // records per producer queue (rounded up to a power of two)
   size_t max_batch = 8192;        // rows per transaction
-  std::chrono::milliseconds flush_interval{20};  // how often the writer drains the queues
+  // How often the writer drains the queues (while it packs, up to 5x as long: see "Packs").
+  std::chrono::milliseconds flush_interval{20};
   // A drain round taking at least this many records writes them as packs (see "Packs"); 0:
   // never (every record straight to an invocations row).
   size_t pack_at = 256;
@@ -179,6 +180,10 @@ class Ledger {
   // Pops up to max_batch records and writes them (with intervals and aggregates) in one
   // transaction.
   BatchOutcome WriteBatch();
+  // How long the writer waits before its next round, from what the last one took and how long
+  // ago the one before it started (see WriterLoop).
+  static constexpr int kMaxRoundStretch = 5;
+  std::chrono::nanoseconds NextWait(size_t taken, std::chrono::nanoseconds since_last) const;
   junction::Status<void> WriteBatchRows(bool as_packs);
   // Inserts `rows` into invocations (inside the caller's transaction).
   junction::Status<void> InsertInvocations(const std::vector<Queued>& rows);

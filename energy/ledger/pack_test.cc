@@ -300,5 +300,37 @@ TEST_F(LedgerPackTest, APackOfAnUnknownFormatStaysAndFlushSaysWhy) {
   EXPECT_EQ(Query("SELECT count(*) FROM invocations") + Query("SELECT sum(records) FROM invocation_packs"), 200);
 }
 
+// While it packs, the writer stretches its rounds (up to 5 flush intervals) so that each
+// transaction carries more records; without packs it keeps the flush interval.
+TEST_F(LedgerPackTest, PackingStretchesTheWritersRoundsAndLosesNothing) {
+  auto batches_for = [&](size_t pack_at, const std::string& name) -> uint64_t {
+    auto l = Ledger::Open({.path = dir_ + "/" + name,
+                           .flush_interval = std::chrono::milliseconds(10),
+                           .pack_at = pack_at,
+                           .expand_delay = std::chrono::hours(1)});
+    EXPECT_TRUE(l) << l.error().message();
+    if (!l) return 0;
+    // ~20 000 records a second for 1 s: 200 per 10 ms round.
+    const auto start = std::chrono::steady_clock::now();
+    uint64_t pushed = 0;
+    for (int ms = 1; ms <= 1000; ++ms) {
+      for (int k = 0; k < 20; ++k) EXPECT_TRUE((*l)->Push(0, Record(pushed++)));
+      std::this_thread::sleep_until(start + std::chrono::milliseconds(ms));
+    }
+    const uint64_t batches = (*l)->stats().batches;
+    EXPECT_TRUE((*l)->Close());
+    const LedgerStats s = (*l)->stats();
+    EXPECT_EQ(s.overflowed, 0u);
+    EXPECT_EQ(s.rows_written, pushed) << "every record is a row after Close";
+    return batches;
+  };
+  const uint64_t rows = batches_for(0, "rows.db");
+  const uint64_t packed = batches_for(32, "packed.db");
+  std::printf("writer transactions in 1 s at 20k records/s: %lu with rows, %lu packing\n",
+              static_cast<unsigned long>(rows), static_cast<unsigned long>(packed));
+  EXPECT_LE(packed * 2, rows) << packed << " packing rounds against " << rows << " row rounds in the same second";
+  EXPECT_GT(packed, 0u);
+}
+
 }  // namespace
 }  // namespace energy
