@@ -108,11 +108,12 @@ Ledger::Ledger(const LedgerOptions& options) : options_(options) {}
 
 Status<std::unique_ptr<Ledger>> Ledger::Open(const LedgerOptions& options) {
   if (options.path.empty() || options.producers == 0 || options.queue_capacity < 2 ||
-      options.max_batch == 0 || options.flush_interval.count() <= 0 || options.expand_delay.count() < 0) {
+      options.max_batch == 0 || options.flush_interval.count() <= 0 || options.expand_delay.count() < 0 ||
+      options.close_expand_budget.count() < 0) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "ledger options: path must be set, producers >= 1, queue_capacity >= 2, "
-                     "max_batch >= 1, flush_interval > 0 and expand_delay >= 0; fix energy.ledger in "
-                     "the config");
+                     "max_batch >= 1, flush_interval > 0, expand_delay >= 0 and close_expand_budget >= 0; "
+                     "fix energy.ledger in the config");
   }
   std::unique_ptr<Ledger> l(new Ledger(options));
   if (auto ok = l->OpenFiles(); !ok) return std::unexpected(ok.error());
@@ -452,6 +453,9 @@ void Ledger::WriterLoop() {
       stopping = stop_;
       flushing = flush_requested_ > flush_done_;
     }
+    // Flushing or closing, nobody is served faster for the writer's yields: under a loaded
+    // machine each one can cost a whole scheduler slice (a million rows took 10+ s to expand).
+    yield_ = !(flushing || stopping);
     // Drain until the queues are empty (several transactions when there is a backlog). A
     // failing batch stays in batch_ and is retried on the next round (three tries at Close).
     int failures = 0;
@@ -466,14 +470,18 @@ void Ledger::WriterLoop() {
       if (o.taken < options_.max_batch) break;
     }
     const auto now = std::chrono::steady_clock::now();
-    wait = NextWait(round_taken, now - round_start);
+    wait = RoundWait(options_, round_taken, now - round_start);
     round_start = now;
     // Slack (a light round), a Flush or the Close: turn packs into rows. A light round expands
     // about one batch's worth, so a burst's packs drain over the following quiet rounds.
     const bool light = (options_.pack_at == 0 || round_taken < options_.pack_at) &&
                        std::chrono::steady_clock::now() - last_packed_ >= options_.expand_delay;
     if (packs_pending_ > 0 && (light || flushing || stopping)) {
-      auto ok = ExpandPacks(flushing || stopping ? UINT64_MAX : options_.max_batch);
+      // A Flush expands everything; Close for at most close_expand_budget (a node that was
+      // busy for hours must not take as long to stop); a light round about one batch.
+      const auto deadline = stopping && !flushing ? std::chrono::steady_clock::now() + options_.close_expand_budget
+                                                  : std::chrono::steady_clock::time_point::max();
+      auto ok = ExpandPacks(flushing || stopping ? UINT64_MAX : options_.max_batch, deadline);
       std::lock_guard lock(mu_);
       if (!ok) {
         ++stats_.failed_batches;
@@ -489,11 +497,16 @@ void Ledger::WriterLoop() {
   }
 }
 
-std::chrono::nanoseconds Ledger::NextWait(size_t taken, std::chrono::nanoseconds since_last) const {
-  const std::chrono::nanoseconds base = options_.flush_interval;
-  if (options_.pack_at == 0 || taken < options_.pack_at || since_last.count() <= 0) return base;
+void Ledger::OfferCpu() {
+  if (yield_) sched_yield();
+}
+
+std::chrono::nanoseconds Ledger::RoundWait(const LedgerOptions& options, size_t taken,
+                                           std::chrono::nanoseconds since_last) {
+  const std::chrono::nanoseconds base = options.flush_interval;
+  if (options.pack_at == 0 || taken < options.pack_at || since_last.count() <= 0) return base;
   const double per_ns = static_cast<double>(taken) / static_cast<double>(since_last.count());
-  const double target = static_cast<double>(std::min(options_.max_batch, options_.queue_capacity / 2));
+  const double target = static_cast<double>(std::min(options.max_batch, options.queue_capacity / 2));
   const auto want = std::chrono::nanoseconds(static_cast<int64_t>(target / per_ns));
   return std::clamp(want, base, base * kMaxRoundStretch);
 }
@@ -582,7 +595,7 @@ Status<void> Ledger::InsertInvocations(const std::vector<Queued>& rows) {
     SqliteStatement& st = insert_invocations_;
     for (int row = 0; row < kRowsPerInsert; ++row) BindInvocation(st, row * 23, rows[i + row]);
     if (auto ok = st.RunRebound(); !ok) return ok;
-    if (++statements % kStatementsPerYield == 0) sched_yield();
+    if (++statements % kStatementsPerYield == 0) OfferCpu();
   }
   for (; i < rows.size(); ++i) {
     BindInvocation(insert_invocation_, 0, rows[i]);
@@ -620,7 +633,7 @@ Status<void> Ledger::InsertPacks() {
     // shares it waits for a slice of the batch, not all of it (8192 records: ~1-2 ms).
     if (++packed_since_yield_ == kRecordsPerYield) {
       packed_since_yield_ = 0;
-      sched_yield();
+      OfferCpu();
     }
   }
   SqliteStatement& st = insert_pack_;
@@ -645,15 +658,15 @@ Status<void> Ledger::InsertPacks() {
     packed_since_yield_ += b.records() / 2;  // writing a record's bytes costs about half its encoding
     if (packed_since_yield_ >= kRecordsPerYield) {
       packed_since_yield_ = 0;
-      sched_yield();
+      OfferCpu();
     }
   }
   return {};
 }
 
-Status<void> Ledger::ExpandPacks(uint64_t records) {
+Status<void> Ledger::ExpandPacks(uint64_t records, std::chrono::steady_clock::time_point deadline) {
   uint64_t done = 0;
-  while (packs_pending_ > 0 && done < records) {
+  while (packs_pending_ > 0 && done < records && std::chrono::steady_clock::now() < deadline) {
     if (auto ok = ExpandOnePack(); !ok) return ok;
     done += expanding_.size();
   }

@@ -26,8 +26,10 @@
 // packs), Flush() and Close() expand packs into their invocations rows, each pack in one
 // transaction with its deletion: a record is in a pack or in a row, never both, never neither.
 // Reports add the packs' totals as they add the overflow aggregates; loss detection counts
-// their records. After Flush() and Close() every record is an invocations row. The expansion
-// costs what the rows would have: packing moves the row's price out of busy periods.
+// their records. After Flush() every record is an invocations row, and after Close() too unless
+// expanding them all would take longer than close_expand_budget (stats().packs_pending says
+// what is left). The expansion costs what the rows would have: packing moves the row's price
+// out of busy periods.
 //
 // Full queues. When a producer's queue is full, the record is folded into a per-producer
 // overflow aggregate for its function (a row in overflow_aggregates with the count and sums);
@@ -71,6 +73,9 @@ struct LedgerOptions {
   // them, so a node that is busy in bursts does not expand between two of them. Flush() and
   // Close() expand at once.
   std::chrono::milliseconds expand_delay{100};
+  // Close() expands packs for at most this long (~10 M calls' rows at ~0.9 µs each); what is
+  // left stays in packs, counted by the reports, and is expanded after the next open.
+  std::chrono::milliseconds close_expand_budget{10000};
   // CPUs the writer thread may run on; empty: those of the thread that calls Open(). A node
   // opens the ledger from a pinned worker: pass the process's CPUs so the writer does not
   // share that one worker's CPU.
@@ -129,11 +134,19 @@ class Ledger {
   // (packs expanded). Errors: the writer's last SQLite error if a batch failed; kClosed after
   // Close().
   junction::Status<void> Flush();
-  // Drains, commits, expands every pack, stops the writer; idempotent. Returns the last write
-  // error, if any.
+  // Drains, commits, expands packs (for up to close_expand_budget), stops the writer;
+  // idempotent. Returns the last write error, if any.
   junction::Status<void> Close();
 
   LedgerStats stats() const;
+
+  // How long the writer waits before its next round: the flush interval, or while it packs
+  // (the last round took `taken` >= pack_at records in `since_last`) about the time a batch's
+  // worth (max_batch, at most half a ring) takes to arrive at that rate, up to
+  // kMaxRoundStretch flush intervals. Pure; public for tests.
+  static constexpr int kMaxRoundStretch = 5;
+  static std::chrono::nanoseconds RoundWait(const LedgerOptions& options, size_t taken,
+                                            std::chrono::nanoseconds since_last);
   size_t ApproxQueued(uint32_t producer) const;
 
  private:
@@ -180,17 +193,14 @@ class Ledger {
   // Pops up to max_batch records and writes them (with intervals and aggregates) in one
   // transaction.
   BatchOutcome WriteBatch();
-  // How long the writer waits before its next round, from what the last one took and how long
-  // ago the one before it started (see WriterLoop).
-  static constexpr int kMaxRoundStretch = 5;
-  std::chrono::nanoseconds NextWait(size_t taken, std::chrono::nanoseconds since_last) const;
+
   junction::Status<void> WriteBatchRows(bool as_packs);
   // Inserts `rows` into invocations (inside the caller's transaction).
   junction::Status<void> InsertInvocations(const std::vector<Queued>& rows);
   junction::Status<void> InsertPacks();
   // Expands the oldest packs into invocations rows until at least `records` were expanded or
   // none is left, one transaction per pack. Writer thread only.
-  junction::Status<void> ExpandPacks(uint64_t records);
+  junction::Status<void> ExpandPacks(uint64_t records, std::chrono::steady_clock::time_point deadline);
   junction::Status<void> ExpandOnePack();
   // Binds one invocation row at parameters base+1 .. base+23 (texts bound without a copy).
   void BindInvocation(SqliteStatement& st, int base, const Queued& q);
@@ -218,6 +228,8 @@ class Ledger {
   // The same for packing: a yield after about this many records' work (~0.1 ms).
   static constexpr uint64_t kRecordsPerYield = 512;
   uint64_t packed_since_yield_ = 0;  // writer thread
+  bool yield_ = true;                // writer thread: false while it flushes or closes
+  void OfferCpu();                   // sched_yield() when yield_
   SqliteStatement insert_interval_;
   SqliteStatement insert_aggregate_;
   SqliteStatement insert_pack_;

@@ -155,8 +155,9 @@ class EnergyBiller {
   // core's ring is full (see the file comment).
   void Complete(const CompletedCall& call);
 
-  // Bills every call completed so far (closing one last interval), flushes and closes the
-  // ledger. Idempotent. Uthread only (it waits for the sampler).
+  // Bills every call completed so far (closing one last interval), commits them and closes the
+  // ledger (packs expanded for up to its close_expand_budget). Idempotent. Uthread only (it
+  // waits for the sampler).
   junction::Status<void> Stop();
 
   // The estimate at completion for a call that ran `cycles` on-CPU cycles under its account.
