@@ -1,6 +1,7 @@
 // ledger_test.cc — the SQLite ledger: round trip, 1M rows under load, overflow aggregates,
 // and kill -9 of a writing process followed by loss detection on reopen.
 #include "energy/ledger/ledger.h"
+#include "energy/ledger/ledger_test_db.h"
 
 #include <signal.h>
 #include <sys/mman.h>
@@ -20,39 +21,7 @@
 namespace energy {
 namespace {
 
-class LedgerTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/energy-ledger-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    path_ = dir_ + "/ledger.db";
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  SqliteDb Db() {
-    auto db = SqliteDb::Open(path_, {.read_only = true});
-    EXPECT_TRUE(db) << db.error().message();
-    return std::move(*db);
-  }
-  int64_t Query(const std::string& sql) {
-    SqliteDb db = Db();
-    auto v = db.QueryInt64(sql);
-    EXPECT_TRUE(v) << v.error().message();
-    return v.value_or(-1);
-  }
-  double QueryDouble(const std::string& sql) {
-    SqliteDb db = Db();
-    auto st = db.Prepare(sql);
-    EXPECT_TRUE(st);
-    auto row = st->Step();
-    EXPECT_TRUE(row && *row);
-    return st->ColumnDouble(0);
-  }
-
-  std::string dir_;
-  std::string path_;
-};
+class LedgerTest : public LedgerDbTest {};
 
 // A record whose figures follow from i, so sums can be checked.
 InvocationRecord MakeRecord(uint64_t i, int functions = 4) {

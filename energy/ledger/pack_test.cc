@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "energy/ledger/ledger.h"
+#include "energy/ledger/ledger_test_db.h"
 
 namespace energy {
 namespace {
@@ -160,30 +161,8 @@ TEST(PackTest, DamagedBodiesAndUnknownFormatsAreErrorsNotRecords) {
   EXPECT_FALSE(count(bad, kPackFormat).first);
 }
 
-class LedgerPackTest : public ::testing::Test {
+class LedgerPackTest : public LedgerDbTest {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/energy-pack-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    path_ = dir_ + "/ledger.db";
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  int64_t Query(const std::string& sql) {
-    auto db = SqliteDb::Open(path_, {.read_only = true});
-    EXPECT_TRUE(db) << db.error().message();
-    auto v = db->QueryInt64(sql);
-    EXPECT_TRUE(v) << v.error().message();
-    return v.value_or(-1);
-  }
-  double QueryDouble(const std::string& sql) {
-    auto db = SqliteDb::Open(path_, {.read_only = true});
-    auto st = db->Prepare(sql);
-    EXPECT_TRUE(st);
-    auto row = st->Step();
-    EXPECT_TRUE(row && *row);
-    return st->ColumnDouble(0);
-  }
   // Waits until the writer has packed `n` records; false after 20 s.
   static bool WaitPacked(Ledger& l, uint64_t n) {
     for (int i = 0; i < 2000 && l.stats().records_packed < n; ++i) {
@@ -195,9 +174,6 @@ class LedgerPackTest : public ::testing::Test {
     // Every round of 64 or more records is packed; packs stay until Flush()/Close().
     return {.path = path_, .pack_at = 64, .expand_delay = std::chrono::hours(1)};
   }
-
-  std::string dir_;
-  std::string path_;
 };
 
 TEST_F(LedgerPackTest, ABurstIsPackedThenFlushExpandsItIntoTheRowsItWouldHaveWritten) {

@@ -1,0 +1,51 @@
+// ledger_test_db.h — a test fixture with a scratch directory for a ledger and read-only queries
+// of it (shared by ledger_test.cc and pack_test.cc).
+#pragma once
+
+#include <stdlib.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "energy/ledger/sqlite.h"
+
+namespace energy {
+
+class LedgerDbTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/energy-ledger-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    path_ = dir_ + "/ledger.db";
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  SqliteDb Db() {
+    auto db = SqliteDb::Open(path_, {.read_only = true});
+    EXPECT_TRUE(db) << db.error().message();
+    return std::move(*db);
+  }
+  int64_t Query(const std::string& sql) {
+    SqliteDb db = Db();
+    auto v = db.QueryInt64(sql);
+    EXPECT_TRUE(v) << v.error().message();
+    return v.value_or(-1);
+  }
+  double QueryDouble(const std::string& sql) {
+    SqliteDb db = Db();
+    auto st = db.Prepare(sql);
+    EXPECT_TRUE(st);
+    auto row = st->Step();
+    EXPECT_TRUE(row && *row);
+    return st->ColumnDouble(0);
+  }
+
+  std::string dir_;
+  std::string path_;
+};
+
+}  // namespace energy
