@@ -269,29 +269,6 @@ TEST_F(LedgerTest, FullQueuesAggregatePerFunctionAndNeverDrop) {
   EXPECT_EQ((*again)->open_report().aggregated, aggregated.load());
 }
 
-// Forks a child that runs `body` (never returns); the parent gets its pid and a pipe end on
-// which the child writes one byte when it is ready to be killed.
-pid_t ForkChild(int* ready_fd, const std::function<void(int)>& body) {
-  int fds[2];
-  if (pipe(fds) != 0) return -1;
-  pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
-    body(fds[1]);
-    _exit(3);
-  }
-  close(fds[1]);
-  *ready_fd = fds[0];
-  return pid;
-}
-
-bool WaitReady(int fd) {
-  char c;
-  bool ok = read(fd, &c, 1) == 1;
-  close(fd);
-  return ok;
-}
-
 TEST_F(LedgerTest, KillDashNineLosesOnlyUncommittedRowsAndSaysHowMany) {
   constexpr uint64_t kCommitted = 1000, kInFlight = 300;
   int ready = -1;

@@ -1,11 +1,13 @@
 // ledger_test_db.h — a test fixture with a scratch directory for a ledger and read-only queries
-// of it (shared by ledger_test.cc and pack_test.cc).
+// of it, and a child process to kill -9 (shared by ledger_test.cc and pack_test.cc).
 #pragma once
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -47,5 +49,29 @@ class LedgerDbTest : public ::testing::Test {
   std::string dir_;
   std::string path_;
 };
+
+// Forks a child that runs `body` (never returns); the parent gets its pid and a pipe end on
+// which the child writes one byte when it is ready to be killed.
+inline pid_t ForkChild(int* ready_fd, const std::function<void(int)>& body) {
+  int fds[2];
+  if (pipe(fds) != 0) return -1;
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    body(fds[1]);
+    _exit(3);
+  }
+  close(fds[1]);
+  *ready_fd = fds[0];
+  return pid;
+}
+
+// True when the child said it is ready (one byte on `fd`); closes `fd`.
+inline bool WaitReady(int fd) {
+  char c;
+  bool ok = read(fd, &c, 1) == 1;
+  close(fd);
+  return ok;
+}
 
 }  // namespace energy

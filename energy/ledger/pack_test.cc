@@ -225,23 +225,17 @@ TEST_F(LedgerPackTest, ABurstIsPackedThenFlushExpandsItIntoTheRowsItWouldHaveWri
 
 TEST_F(LedgerPackTest, PacksSurviveKillDashNineAndAreCountedNotLost) {
   constexpr uint64_t kN = 3000;
-  int fds[2];
-  ASSERT_EQ(pipe(fds), 0);
-  pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
+  int ready = -1;
+  pid_t pid = ForkChild(&ready, [&](int fd) {
     auto l = Ledger::Open(Options());
     if (!l) _exit(1);
     for (uint64_t i = 0; i < kN; ++i) (void)(*l)->Push(0, Record(i));
     if (!WaitPacked(**l, kN)) _exit(2);
-    (void)!write(fds[1], "r", 1);
+    (void)!write(fd, "r", 1);
     pause();
-    _exit(3);
-  }
-  close(fds[1]);
-  char c = 0;
-  ASSERT_EQ(read(fds[0], &c, 1), 1) << "the child did not pack its burst";
-  close(fds[0]);
+  });
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(WaitReady(ready)) << "the child did not pack its burst";
   kill(pid, SIGKILL);
   int status = 0;
   waitpid(pid, &status, 0);
