@@ -286,10 +286,7 @@ TEST_F(LedgerTest, KillDashNineLosesOnlyUncommittedRowsAndSaysHowMany) {
   });
   ASSERT_GT(pid, 0);
   ASSERT_TRUE(WaitReady(ready));
-  kill(pid, SIGKILL);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFSIGNALED(status));
+  ASSERT_TRUE(KillDashNine(pid));
 
   auto l = Ledger::Open({.path = path_});
   ASSERT_TRUE(l) << l.error().message();

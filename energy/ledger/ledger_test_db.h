@@ -2,7 +2,9 @@
 // of it, and a child process to kill -9 (shared by ledger_test.cc and pack_test.cc).
 #pragma once
 
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -72,6 +74,14 @@ inline bool WaitReady(int fd) {
   bool ok = read(fd, &c, 1) == 1;
   close(fd);
   return ok;
+}
+
+// Kills the child with SIGKILL and reaps it; true when the signal is what ended it.
+inline bool KillDashNine(pid_t pid) {
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFSIGNALED(status);
 }
 
 }  // namespace energy

@@ -236,10 +236,7 @@ TEST_F(LedgerPackTest, PacksSurviveKillDashNineAndAreCountedNotLost) {
   });
   ASSERT_GT(pid, 0);
   ASSERT_TRUE(WaitReady(ready)) << "the child did not pack its burst";
-  kill(pid, SIGKILL);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFSIGNALED(status));
+  ASSERT_TRUE(KillDashNine(pid));
 
   auto l = Ledger::Open({.path = path_});
   ASSERT_TRUE(l) << l.error().message();
