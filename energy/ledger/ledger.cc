@@ -397,6 +397,10 @@ Status<void> Ledger::Flush() {
   if (!last_error_.empty()) {
     return MakeError(ErrorCode::kIo, "ledger write failed (will retry): " + last_error_);
   }
+  if (!expand_error_.empty()) {
+    return MakeError(ErrorCode::kIo, "ledger packs not expanded into rows (they stay committed in "
+                                     "invocation_packs and the reports count them): " + expand_error_);
+  }
   return {};
 }
 
@@ -411,6 +415,10 @@ Status<void> Ledger::Close() {
   std::lock_guard lock(mu_);
   if (!last_error_.empty()) {
     return MakeError(ErrorCode::kIo, "ledger closed with unwritten records: " + last_error_);
+  }
+  if (!expand_error_.empty()) {
+    return MakeError(ErrorCode::kIo, "ledger closed with packs not expanded into rows (they stay committed in "
+                                     "invocation_packs and the reports count them): " + expand_error_);
   }
   return {};
 }
@@ -483,9 +491,11 @@ void Ledger::WriterLoop() {
                                                   : std::chrono::steady_clock::time_point::max();
       auto ok = ExpandPacks(flushing || stopping ? UINT64_MAX : options_.max_batch, deadline);
       std::lock_guard lock(mu_);
-      if (!ok) {
+      if (ok) {
+        expand_error_.clear();
+      } else {
         ++stats_.failed_batches;
-        last_error_ = ok.error().message();
+        expand_error_ = ok.error().message();
       }
     }
     {
@@ -685,9 +695,10 @@ Status<void> Ledger::ExpandOnePack() {
   if (!*row) {  // none left (the count was stale)
     oldest_pack_.Reset();
     packs_pending_ = 0;
+    auto committed = db_->Exec("COMMIT");
     std::lock_guard lock(mu_);
     stats_.packs_pending = 0;
-    return db_->Exec("COMMIT");
+    return committed;
   }
   const int64_t id = oldest_pack_.ColumnInt64(0);
   const std::string function = oldest_pack_.ColumnText(1);

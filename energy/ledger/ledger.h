@@ -259,7 +259,8 @@ class Ledger {
   uint64_t flush_requested_ = 0;  // guarded by mu_
   uint64_t flush_done_ = 0;       // guarded by mu_
   bool stop_ = false;             // guarded by mu_
-  std::string last_error_;        // guarded by mu_
+  std::string last_error_;        // guarded by mu_: the last failed batch's
+  std::string expand_error_;      // guarded by mu_: the last failed expansion's (packs kept)
   LedgerStats stats_;             // guarded by mu_ (overflowed is summed from producers)
   std::atomic<bool> closed_{false};
   std::thread writer_;

@@ -262,6 +262,11 @@ TEST_F(LedgerPackTest, APackOfAnUnknownFormatStaysAndFlushSaysWhy) {
     auto f = (*l)->Flush();
     ASSERT_FALSE(f);
     EXPECT_NE(f.error().message().find("format 99"), std::string::npos) << f.error().message();
+    EXPECT_NE(f.error().message().find("stay committed"), std::string::npos) << f.error().message();
+    auto c = (*l)->Close();
+    ASSERT_FALSE(c) << "Close says the pack it could not expand";
+    EXPECT_NE(c.error().message().find("packs not expanded"), std::string::npos) << c.error().message();
+    EXPECT_EQ(c.error().message().find("unwritten records"), std::string::npos) << "nothing was left unwritten";
   }
   EXPECT_GE(Query("SELECT count(*) FROM invocation_packs WHERE format = 99"), 1);
   EXPECT_EQ(Query("SELECT count(*) FROM invocations") + Query("SELECT sum(records) FROM invocation_packs"), 200);
