@@ -242,8 +242,8 @@ Status<void> Ledger::OpenFiles() {
   if (!pk) return std::unexpected(pk.error());
   insert_pack_ = std::move(*pk);
   auto op = db_->Prepare(
-      "SELECT id, function, namespace, source_bits, format, body FROM invocation_packs ORDER BY id "
-      "LIMIT 1");
+      "SELECT id, function, namespace, source_bits, format, body FROM invocation_packs WHERE id > ?1 "
+      "ORDER BY id LIMIT 1");
   if (!op) return std::unexpected(op.error());
   oldest_pack_ = std::move(*op);
   auto dp = db_->Prepare("DELETE FROM invocation_packs WHERE id = ?1");
@@ -492,7 +492,7 @@ void Ledger::WriterLoop() {
       auto ok = ExpandPacks(flushing || stopping ? UINT64_MAX : options_.max_batch, deadline);
       std::lock_guard lock(mu_);
       if (ok) {
-        expand_error_.clear();
+        if (skipped_packs_ == 0) expand_error_.clear();  // else: still true of the packs passed over
       } else {
         ++stats_.failed_batches;
         expand_error_ = ok.error().message();
@@ -675,12 +675,21 @@ Status<void> Ledger::InsertPacks() {
 }
 
 Status<void> Ledger::ExpandPacks(uint64_t records, std::chrono::steady_clock::time_point deadline) {
+  // A pack this node cannot decode is left in place and passed over (its error returned at
+  // the end), so one damaged pack does not hold back every pack behind it; a SQLite error
+  // stops the round (retried on the next).
   uint64_t done = 0;
-  while (packs_pending_ > 0 && done < records && std::chrono::steady_clock::now() < deadline) {
-    if (auto ok = ExpandOnePack(); !ok) return ok;
+  Status<void> undecodable;
+  while (packs_pending_ > skipped_packs_ && done < records && std::chrono::steady_clock::now() < deadline) {
+    const uint64_t skipped = skipped_packs_;
+    if (auto ok = ExpandOnePack(); !ok) {
+      if (skipped_packs_ == skipped) return ok;
+      undecodable = ok;
+      continue;
+    }
     done += expanding_.size();
   }
-  return {};
+  return undecodable;
 }
 
 Status<void> Ledger::ExpandOnePack() {
@@ -690,14 +699,15 @@ Status<void> Ledger::ExpandOnePack() {
     (void)db_->Exec("ROLLBACK");
     return std::unexpected(e);
   };
+  oldest_pack_.Bind(1, expand_after_id_);
   auto row = oldest_pack_.Step();
   if (!row) return fail(row.error());
-  if (!*row) {  // none left (the count was stale)
+  if (!*row) {  // none left but those passed over (the count was stale)
     oldest_pack_.Reset();
-    packs_pending_ = 0;
+    packs_pending_ = skipped_packs_;
     auto committed = db_->Exec("COMMIT");
     std::lock_guard lock(mu_);
-    stats_.packs_pending = 0;
+    stats_.packs_pending = packs_pending_;
     return committed;
   }
   const int64_t id = oldest_pack_.ColumnInt64(0);
@@ -709,6 +719,8 @@ Status<void> Ledger::ExpandOnePack() {
   auto decoded = ForEachPacked(oldest_pack_.ColumnBlob(5), format, function, ns, sources,
                                [&](uint64_t seq, const InvocationRecord& r) { expanding_.push_back({seq, r}); });
   if (!decoded) {
+    expand_after_id_ = id;
+    ++skipped_packs_;
     return fail(junction::Error(decoded.error().code(),
                                 fmt::format("ledger {} pack {}: {}", options_.path, id, decoded.error().message())));
   }

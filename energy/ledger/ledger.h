@@ -28,8 +28,9 @@
 // Reports add the packs' totals as they add the overflow aggregates; loss detection counts
 // their records. After Flush() every record is an invocations row, and after Close() too unless
 // expanding them all would take longer than close_expand_budget (stats().packs_pending says
-// what is left). The expansion costs what the rows would have: packing moves the row's price
-// out of busy periods.
+// what is left). A pack this node cannot decode (damaged, or a newer format) stays in place,
+// counted by the reports, and Flush()/Close() return why; the packs behind it are expanded. The
+// expansion costs what the rows would have: packing moves the row's price out of busy periods.
 //
 // Full queues. When a producer's queue is full, the record is folded into a per-producer
 // overflow aggregate for its function (a row in overflow_aggregates with the count and sums);
@@ -250,6 +251,8 @@ class Ledger {
   size_t packs_used_ = 0;
   std::vector<Queued> expanding_;   // one pack's records while it is expanded
   uint64_t packs_pending_ = 0;      // pack rows in the database (writer thread; stats_ copy)
+  int64_t expand_after_id_ = 0;     // packs up to this id were expanded or could not be decoded
+  uint64_t skipped_packs_ = 0;      // packs this node could not decode (left in place)
   std::chrono::steady_clock::time_point last_packed_{};  // writer thread
   size_t next_producer_ = 0;
 

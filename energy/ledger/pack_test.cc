@@ -267,8 +267,11 @@ TEST_F(LedgerPackTest, APackOfAnUnknownFormatStaysAndFlushSaysWhy) {
     ASSERT_FALSE(c) << "Close says the pack it could not expand";
     EXPECT_NE(c.error().message().find("packs not expanded"), std::string::npos) << c.error().message();
     EXPECT_EQ(c.error().message().find("unwritten records"), std::string::npos) << "nothing was left unwritten";
+    EXPECT_EQ((*l)->stats().packs_pending, 1u) << "only the undecodable pack is left";
   }
-  EXPECT_GE(Query("SELECT count(*) FROM invocation_packs WHERE format = 99"), 1);
+  EXPECT_EQ(Query("SELECT count(*) FROM invocation_packs"), 1);
+  EXPECT_EQ(Query("SELECT count(*) FROM invocation_packs WHERE format = 99"), 1);
+  EXPECT_GT(Query("SELECT count(*) FROM invocations"), 0) << "the packs behind the damaged one were expanded";
   EXPECT_EQ(Query("SELECT count(*) FROM invocations") + Query("SELECT sum(records) FROM invocation_packs"), 200);
 }
 
