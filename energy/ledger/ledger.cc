@@ -275,7 +275,6 @@ Status<void> Ledger::DetectLosses() {
   report_.aggregated = static_cast<uint64_t>(*aggregated);
   report_.packed = static_cast<uint64_t>(*packed);
   packs_pending_ = static_cast<uint64_t>(*packs);
-  stats_.packs_pending = packs_pending_;
   report_.rows_lost_total = lost_total;
   report_.rows_lost =
       lost_total > static_cast<uint64_t>(*known) ? lost_total - static_cast<uint64_t>(*known) : 0;
@@ -427,6 +426,7 @@ LedgerStats Ledger::stats() const {
   std::lock_guard lock(mu_);
   LedgerStats s = stats_;
   s.overflowed = 0;
+  s.packs_pending = packs_pending_.load(std::memory_order_relaxed);
   for (const auto& p : producers_) s.overflowed += p->overflowed.load(std::memory_order_relaxed);
   return s;
 }
@@ -557,7 +557,6 @@ Ledger::BatchOutcome Ledger::WriteBatch() {
       stats_.records_packed += batch_.size();
       last_packed_ = std::chrono::steady_clock::now();
       packs_pending_ += packs_used_;
-      stats_.packs_pending = packs_pending_;
     } else {
       stats_.rows_written += batch_.size();
     }
@@ -705,10 +704,7 @@ Status<void> Ledger::ExpandOnePack() {
   if (!*row) {  // none left but those passed over (the count was stale)
     oldest_pack_.Reset();
     packs_pending_ = skipped_packs_;
-    auto committed = db_->Exec("COMMIT");
-    std::lock_guard lock(mu_);
-    stats_.packs_pending = packs_pending_;
-    return committed;
+    return db_->Exec("COMMIT");
   }
   const int64_t id = oldest_pack_.ColumnInt64(0);
   const std::string function = oldest_pack_.ColumnText(1);
@@ -731,7 +727,6 @@ Status<void> Ledger::ExpandOnePack() {
   if (auto ok = db_->Exec("COMMIT"); !ok) return fail(ok.error());
   --packs_pending_;
   std::lock_guard lock(mu_);
-  stats_.packs_pending = packs_pending_;
   stats_.records_expanded += expanding_.size();
   stats_.rows_written += expanding_.size();
   return {};

@@ -1,8 +1,9 @@
 // pack.cc — encoding and decoding of pack bodies (format 1, pack.h).
 #include "energy/ledger/pack.h"
 
+#include "junction/base/uuid.h"
+
 #include <algorithm>
-#include <array>
 #include <bit>
 #include <cstring>
 
@@ -13,7 +14,6 @@ constexpr uint8_t kKindMask = 0x03;
 constexpr uint8_t kSameIntensity = 0x04;
 constexpr uint8_t kNoEmbodied = 0x08;
 constexpr uint8_t kUuidCallId = 0x10;
-constexpr size_t kUuidText = 36;
 constexpr size_t kMaxVarint = 10;
 
 uint64_t ZigZag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
@@ -35,48 +35,6 @@ template <typename T>
 char* PutRaw(char* p, T v) {
   std::memcpy(p, &v, sizeof(T));
   return p + sizeof(T);
-}
-
-// Hex digit values; 0xff for anything but 0-9 and a-f (uppercase is not a digit here: it would
-// not come back as it went in).
-constexpr std::array<uint8_t, 256> kHexValue = [] {
-  std::array<uint8_t, 256> t{};
-  t.fill(0xff);
-  for (int c = '0'; c <= '9'; ++c) t[static_cast<size_t>(c)] = static_cast<uint8_t>(c - '0');
-  for (int c = 'a'; c <= 'f'; ++c) t[static_cast<size_t>(c)] = static_cast<uint8_t>(c - 'a' + 10);
-  return t;
-}();
-// Where the 16 digit pairs of an 8-4-4-4-12 UUID start.
-constexpr std::array<uint8_t, 16> kUuidPairs = {0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34};
-
-// A lowercase 8-4-4-4-12 UUID (what the node makes for a call without X-Call-Id) as 16 bytes;
-// false for anything else, which is then stored as text. Table lookups without a branch per
-// digit: a branchy parse was a third of the writer's time per packed record.
-bool UuidBytes(std::string_view id, uint8_t out[16]) {
-  if (id.size() != kUuidText || id[8] != '-' || id[13] != '-' || id[18] != '-' || id[23] != '-') return false;
-  const auto* u = reinterpret_cast<const unsigned char*>(id.data());
-  uint8_t bad = 0;
-  for (size_t k = 0; k < 16; ++k) {
-    const uint8_t hi = kHexValue[u[kUuidPairs[k]]], lo = kHexValue[u[kUuidPairs[k] + 1]];
-    bad |= static_cast<uint8_t>(hi | lo);
-    out[k] = static_cast<uint8_t>(hi << 4 | (lo & 0x0f));
-  }
-  return (bad & 0xf0) == 0;
-}
-
-void UuidText(const uint8_t in[16], char out[kUuidText]) {
-  constexpr char kDigits[] = "0123456789abcdef";
-  size_t k = 0;
-  for (size_t i = 0; i < kUuidText;) {
-    if (i == 8 || i == 13 || i == 18 || i == 23) {
-      out[i++] = '-';
-      continue;
-    }
-    out[i] = kDigits[in[k] >> 4];
-    out[i + 1] = kDigits[in[k] & 0xf];
-    ++k;
-    i += 2;
-  }
 }
 
 class Reader {
@@ -157,7 +115,7 @@ void PackBuilder::Append(uint64_t seq, const InvocationRecord& r) {
 
   const std::string_view id = r.call_id.view();
   uint8_t uuid[16];
-  const bool is_uuid = UuidBytes(id, uuid);
+  const bool is_uuid = junction::ParseUuid(id, uuid);
   const bool same_intensity =
       std::bit_cast<uint64_t>(r.intensity_g_per_kwh) == std::bit_cast<uint64_t>(prev_intensity_);
   const bool no_embodied = std::bit_cast<uint64_t>(r.embodied_grams) == 0;
@@ -236,9 +194,11 @@ bool DecodePacked(std::string_view body, PackCursor* c, InvocationRecord* r) {
   if (flags & kUuidCallId) {
     std::string_view raw;
     if (!in.Bytes(16, &raw)) return false;
-    char text[kUuidText];
-    UuidText(reinterpret_cast<const uint8_t*>(raw.data()), text);
-    r->call_id.Assign(std::string_view(text, kUuidText));
+    uint8_t bytes[16];
+    std::memcpy(bytes, raw.data(), 16);
+    char text[junction::kUuidTextSize];
+    junction::FormatUuid(bytes, text);
+    r->call_id.Assign(std::string_view(text, junction::kUuidTextSize));
   } else {
     uint8_t n = 0;
     if (!in.Raw(&n) || n > 64 || !in.Bytes(n, &id)) return false;

@@ -3,6 +3,7 @@
 
 #include "junction/base/decimal.h"
 #include "junction/base/general6.h"
+#include "junction/base/uuid.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -41,32 +42,17 @@ void NewCallUuid(char* out) {
     return state;
   };
   const std::uint64_t a = next(), b = next();
-  // 8-4-4-4-12 hex digits: a's 64 bits with the version nibble replacing bits 12..15, then
-  // the variant bits (10) and 62 bits of b. Hand-written hex: fmt costs ~0.2 us per call here.
-  // Two hex digits per table load (a byte at a time: half the steps of a nibble loop).
-  static constexpr std::array<char, 512> kHex2 = [] {
-    std::array<char, 512> t{};
-    constexpr char kDigits[] = "0123456789abcdef";
-    for (int b = 0; b < 256; ++b) {
-      t[2 * b] = kDigits[b >> 4];
-      t[2 * b + 1] = kDigits[b & 0xf];
-    }
-    return t;
-  }();
-  auto put = [&](std::size_t at, std::uint64_t v, int digits) {
-    for (int i = digits - 2; i >= 0; i -= 2, v >>= 8) {
-      std::memcpy(out + at + static_cast<std::size_t>(i), &kHex2[2 * (v & 0xff)], 2);
-    }
-  };
-  put(0, a >> 32, 8);
-  out[8] = '-';
-  put(9, (a >> 16) & 0xffff, 4);
-  out[13] = '-';
-  put(14, 0x4000 | (a & 0xfff), 4);
-  out[18] = '-';
-  put(19, 0x8000 | ((b >> 48) & 0x3fff), 4);
-  out[23] = '-';
-  put(24, b & 0xffffffffffffULL, 12);
+  // a's 64 bits with the version nibble (4) replacing bits 12..15, then the variant bits (10)
+  // and 62 bits of b, big-endian, as 8-4-4-4-12 text (junction/base/uuid.h: fmt cost ~0.2 us
+  // per call here).
+  const std::uint64_t hi = (a & ~0xf000ULL) | 0x4000;
+  const std::uint64_t lo = (b & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;
+  std::uint8_t bytes[16];
+  for (int i = 0; i < 8; ++i) {
+    bytes[i] = static_cast<std::uint8_t>(hi >> (56 - 8 * i));
+    bytes[8 + i] = static_cast<std::uint8_t>(lo >> (56 - 8 * i));
+  }
+  junction::FormatUuid(bytes, out);
 }
 
 // `seconds` as to_chars(fixed, 6) writes it ("0.000012"), from integer microseconds: the

@@ -126,8 +126,8 @@ Status<std::unique_ptr<EnergyBiller>> EnergyBiller::Start(junction::sched::Runti
   } else if (opened.next_seq > 1) {
     // Said on every start of an existing ledger, so "nothing lost" is a statement, not silence.
     // (Calls that ended in the last interval before a crash had no row number yet: not counted.)
-    spdlog::info("energy ledger {}: {} invocation row(s), {} aggregated, {} in packs; none lost before this start",
-                 options.ledger_path, opened.rows, opened.aggregated, opened.packed);
+    spdlog::info("energy ledger {}: {} invocation row(s), {} aggregated; none lost before this start",
+                 options.ledger_path, opened.rows, opened.aggregated);
   }
   if (opened.packed > 0) {
     spdlog::info("energy ledger {}: {} call(s) kept in packs before this start are expanded into invocation "
