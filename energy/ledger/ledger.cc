@@ -311,7 +311,15 @@ Status<PushResult> Ledger::Push(uint32_t producer, const InvocationRecord& recor
   Producer& p = *producers_[producer];
   PushResult r;
   r.seq = seq_->next.fetch_add(1, std::memory_order_relaxed);
-  if (p.queue.TryPush(Queued{r.seq, record})) return r;
+  if (p.queue.TryPush(Queued{r.seq, record})) {
+    if (writer_idle_.load(std::memory_order_relaxed)) [[unlikely]] {
+      // The first record after a quiet spell: no waiting out the writer's long idle sleep.
+      std::lock_guard lock(mu_);
+      writer_idle_.store(false, std::memory_order_relaxed);
+      wake_.notify_one();
+    }
+    return r;
+  }
   // Full: fold into this producer's aggregate for the function.
   r.aggregated = true;
   std::lock_guard lock(p.overflow_mu);
@@ -456,7 +464,11 @@ void Ledger::WriterLoop() {
     bool flushing;
     {
       std::unique_lock lock(mu_);
-      wake_.wait_for(lock, wait, [&] { return stop_ || flush_requested_ > flush_done_; });
+      const bool idle = writer_idle_.load(std::memory_order_relaxed);
+      wake_.wait_for(lock, idle ? options_.flush_interval * kMaxRoundStretch : wait, [&] {
+        return stop_ || flush_requested_ > flush_done_ || (idle && !writer_idle_.load(std::memory_order_relaxed));
+      });
+      writer_idle_.store(false, std::memory_order_relaxed);
       ticket = flush_requested_;
       stopping = stop_;
       flushing = flush_requested_ > flush_done_;
@@ -501,6 +513,10 @@ void Ledger::WriterLoop() {
     {
       std::lock_guard lock(mu_);
       flush_done_ = std::max(flush_done_, ticket);
+      // Nothing came and nothing is left to expand: sleep long until a record comes (Push).
+      // A record pushed between this round's drain and here waits for that sleep (at most
+      // kMaxRoundStretch flush intervals): Push does not fence to catch that instant.
+      writer_idle_.store(round_taken == 0 && packs_pending_ == 0, std::memory_order_relaxed);
     }
     done_.notify_all();
     if (stopping) return;

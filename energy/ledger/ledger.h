@@ -262,6 +262,10 @@ class Ledger {
   uint64_t flush_requested_ = 0;  // guarded by mu_
   uint64_t flush_done_ = 0;       // guarded by mu_
   bool stop_ = false;             // guarded by mu_
+  // Set by the writer (under mu_) when its last round took no invocation record: it then
+  // sleeps kMaxRoundStretch flush intervals (an idle node commits its interval rows 10 times a
+  // second, not 50), and the next Push wakes it at once (clearing this under mu_).
+  std::atomic<bool> writer_idle_{false};
   std::string last_error_;        // guarded by mu_: the last failed batch's
   std::string expand_error_;      // guarded by mu_: the last failed expansion's (packs kept)
   LedgerStats stats_;             // guarded by mu_ (overflowed is summed from producers)

@@ -130,6 +130,50 @@ TEST_F(LedgerTest, OpeningAnOlderLedgerDropsItsFunctionIndex) {
 // The writer inserts 32 rows per statement and the rest of a batch one by one: every row of
 // both paths, in several batches (max_batch 70: 2 groups + 6 single rows each), is present with
 // its own values — no row shifted into another's columns, none lost at a group boundary.
+// An idle node pushes an interval row every 10 ms and no invocation: the writer commits them
+// in a fifth of the transactions (kMaxRoundStretch flush intervals apart), and the first call
+// after the quiet spell wakes it at once instead of waiting out that long sleep.
+TEST_F(LedgerTest, AnIdleWriterSleepsLongAndTheNextRecordWakesIt) {
+  using namespace std::chrono;
+  auto ledger = Ledger::Open({.path = path_, .flush_interval = milliseconds(20)});
+  ASSERT_TRUE(ledger) << ledger.error().message();
+  Ledger& l = **ledger;
+  auto push_intervals = [&](milliseconds span) {
+    const auto start = steady_clock::now();
+    for (int i = 1; steady_clock::now() - start < span; ++i) {
+      IntervalRecord iv;
+      iv.begin_ns = i * 10'000'000;
+      iv.end_ns = iv.begin_ns + 10'000'000;
+      iv.meter.Set(Zone::kPackage, Joules{0.01});
+      ASSERT_TRUE(l.PushInterval(iv));
+      std::this_thread::sleep_until(start + milliseconds(10 * i));
+    }
+  };
+  push_intervals(milliseconds(100));  // the writer's first rounds, before it is idle
+  const uint64_t batches0 = l.stats().batches;
+  push_intervals(milliseconds(1000));
+  const uint64_t idle_batches = l.stats().batches - batches0;
+  // 1 s of intervals: ~10 transactions (100 ms apart); a round per flush interval would be 50.
+  EXPECT_LE(idle_batches, 20u) << "the idle writer committed every flush interval";
+  EXPECT_GE(idle_batches, 5u);
+  // The next record is committed well before the 100 ms idle sleep would have ended (the best
+  // of three tries: this machine may delay any one thread by tens of ms).
+  double best_ms = 1e9;
+  for (uint64_t i = 0; i < 3; ++i) {
+    std::this_thread::sleep_for(milliseconds(150));  // idle again
+    const uint64_t rows0 = l.stats().rows_written;
+    const auto t0 = steady_clock::now();
+    ASSERT_TRUE(l.Push(0, MakeRecord(i)));
+    while (l.stats().rows_written == rows0 && steady_clock::now() - t0 < seconds(5)) {
+      std::this_thread::sleep_for(microseconds(200));
+    }
+    best_ms = std::min(best_ms, duration<double, std::milli>(steady_clock::now() - t0).count());
+  }
+  EXPECT_LT(best_ms, 50.0) << "a record after a quiet spell waited for the idle writer's sleep";
+  ASSERT_TRUE(l.Close());
+  EXPECT_EQ(Query("SELECT count(*) FROM invocations"), 3);
+}
+
 TEST_F(LedgerTest, MultiRowInsertsKeepEveryRowAndField) {
   constexpr uint64_t kRows = 3 * 70 + 45;
   auto ledger = Ledger::Open({.path = path_, .queue_capacity = 1024, .max_batch = 70});

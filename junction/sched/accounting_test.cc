@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "junction/sched/core.h"  // CoreCounters
 #include "junction/sched/runtime.h"
 #include "junction/sched/sched.h"
 #include "junction/sched/sync.h"
@@ -151,6 +152,51 @@ TEST(Accounting, AKnownBurnIsChargedToItsAccount) {
   } else if (!shares_checked) {
     std::printf("the worker kthread waited for its CPU in every attempt: only the bounds were checked\n");
   }
+}
+
+// An idle node's sampler closes an interval every 10 ms: a core blocked idle must be closed
+// without a wake-up each time (before, every close kicked it awake), and its intervals must
+// still add up and follow one another with no gap.
+TEST(Accounting, AnIdleCoreIsClosedWithoutWakingIt) {
+  auto rt = Runtime::Create(RuntimeConfig{.cores = FirstCpus(1)});
+  ASSERT_TRUE(rt.has_value());
+  Runtime* r = rt->get();
+  constexpr int kCloses = 20;
+  std::vector<IntervalSnapshot> snaps;
+  std::uint64_t wakes = 0;
+  std::atomic<bool> done{false};
+  std::thread sampler;
+  ASSERT_TRUE(r->Run([&] {
+    sampler = std::thread([&] {
+      std::this_thread::sleep_for(50ms);  // the core has blocked by then
+      const std::uint64_t blocks0 = r->counters(0).blocks;
+      for (int i = 0; i < kCloses; ++i) {
+        std::this_thread::sleep_for(5ms);
+        auto s = r->CloseInterval();
+        if (!s) {
+          ADD_FAILURE() << s.error().message();
+          break;
+        }
+        snaps.push_back(std::move(*s));
+      }
+      wakes = r->counters(0).blocks - blocks0;
+      done.store(true);
+    });
+    // The core blocks until this uthread's next timer, 50 ms away each time.
+    while (!done.load()) SleepFor(50ms);
+  }).has_value());
+  sampler.join();
+  ASSERT_EQ(snaps.size(), static_cast<std::size_t>(kCloses));
+  std::map<int, std::uint64_t> last_end;
+  for (const IntervalSnapshot& s : snaps) {
+    CheckCloses(s, &last_end);
+    // Nothing ran: the interval is the core's idle time, bar the timer's wake-ups.
+    EXPECT_GT(s.cores[0].idle, s.cores[0].elapsed() / 2) << "interval " << s.seq;
+  }
+  // The uthread's timer wakes the core every 50 ms (about 2-3 times over the closes); a kick
+  // per close would be 20 or more.
+  EXPECT_LE(wakes, static_cast<std::uint64_t>(kCloses / 2))
+      << "the core was woken to close intervals it could have had closed for it";
 }
 
 TEST(Accounting, CloseIntervalReportsARuntimeThatIsNotRunning) {

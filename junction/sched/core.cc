@@ -123,6 +123,18 @@ void Core::MaybeClose(std::uint64_t now, AccountId account) {
   published_seq_.store(seq, std::memory_order_release);
 }
 
+bool Core::TryCloseWhileBlocked() {
+  std::uint8_t gate = kGateBlocked;
+  if (!close_gate_.compare_exchange_strong(gate, kGateClosing, std::memory_order_acquire,
+                                           std::memory_order_relaxed)) {
+    return false;
+  }
+  // BlockIdle charged everything up to the block: the rest, up to the boundary, is idle.
+  MaybeClose(Rdtsc(), accounts::kIdle);
+  close_gate_.store(kGateBlocked, std::memory_order_release);
+  return true;
+}
+
 void Core::ChargeAt(AccountId account, std::uint64_t now) {
   MaybeClose(now, account);
   tables_[active_].Add(account, now - seg_start_);
@@ -619,10 +631,23 @@ void Core::BlockIdle() {
   int n = 0;
   if (!wake_pending) {
     Bump(n_blocks_);
+    // From here until the kthread takes the gate back, CloseInterval closes this core's
+    // intervals itself instead of kicking it awake 100 times a second on an idle node (each a
+    // wake-up of this CPU and a wait in the sampler). Opened after the wake_pending check,
+    // which reads closed_seq_: a close requested meanwhile is done through the gate.
+    close_gate_.store(kGateBlocked, std::memory_order_release);
     timespec ts{timeout_ns / 1'000'000'000, timeout_ns % 1'000'000'000};
     n = epoll_pwait2(epfd_, events, 8, timeout_ns < 0 ? nullptr : &ts, nullptr);
     if (n < 0 && errno == ENOSYS) {  // kernels before 5.11: millisecond timeouts, rounded up
       n = epoll_wait(epfd_, events, 8, timeout_ns < 0 ? -1 : static_cast<int>((timeout_ns + 999'999) / 1'000'000));
+    }
+  }
+  if (!wake_pending) {
+    std::uint8_t gate = kGateBlocked;
+    while (!close_gate_.compare_exchange_weak(gate, kGateRunning, std::memory_order_acquire,
+                                              std::memory_order_relaxed)) {
+      gate = kGateBlocked;  // CloseInterval is closing this core's interval (~100 ns)
+      _mm_pause();
     }
   }
   sleeping_.store(false, std::memory_order_seq_cst);

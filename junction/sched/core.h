@@ -94,6 +94,12 @@ class Core {
   bool sleeping() const { return sleeping_.load(std::memory_order_seq_cst); }
   std::uint64_t published_seq() const { return published_seq_.load(std::memory_order_acquire); }
   const AccountTable& closed_table() const { return tables_[closed_index_]; }
+  // The close protocol (Runtime::CloseInterval, one caller at a time): closes the requested
+  // interval on this core's behalf when its kthread is blocked idle, without waking it (every
+  // cycle since it blocked is idle). True when it did so; false when the kthread is running
+  // (it closes at its next switch point) or about to block. Never blocks; the kthread, if it
+  // wakes meanwhile, waits the ~100 ns this takes before it touches its accounts.
+  bool TryCloseWhileBlocked();
   CoreCounters counters() const;
   RunQueue& run_queue() { return rq_; }
 
@@ -154,6 +160,12 @@ class Core {
   alignas(64) std::atomic<std::uint64_t> published_seq_{0};
 
   alignas(64) std::atomic<bool> sleeping_{false};
+  // Who may touch the cycle accounts: kGateRunning, the kthread (always, while it runs);
+  // kGateBlocked, it is blocked in BlockIdle and CloseInterval may take them; kGateClosing,
+  // CloseInterval has them (TryCloseWhileBlocked). The CAS hands the accounts over with
+  // acquire/release, so neither side ever sees the other's writes half done.
+  static constexpr std::uint8_t kGateRunning = 0, kGateBlocked = 1, kGateClosing = 2;
+  std::atomic<std::uint8_t> close_gate_{kGateRunning};
   int epfd_ = -1;
   int evfd_ = -1;
   std::vector<std::function<void()>> poll_hooks_;

@@ -116,8 +116,11 @@ Status<IntervalSnapshot> Runtime::CloseInterval(std::chrono::milliseconds timeou
     close_pending_ = true;
   }
   const std::uint64_t seq = close_seq_.load(std::memory_order_relaxed);
+  // A core blocked idle is closed here, on its behalf, without a wake-up; one that is blocking
+  // right now (between its last look at close_seq_ and opening its gate) is kicked, as is one
+  // whose gate is shut for another reason: it then closes at its next switch point.
   for (auto& core : cores_) {
-    if (core->sleeping()) core->Kick();
+    if (core->published_seq() != seq && !core->TryCloseWhileBlocked() && core->sleeping()) core->Kick();
   }
   const auto give_up = Clock::now() + timeout;
   const bool in_uthread = InRuntime();
@@ -126,6 +129,7 @@ Status<IntervalSnapshot> Runtime::CloseInterval(std::chrono::milliseconds timeou
   long wait_us = 20;
   for (auto& core : cores_) {
     while (core->published_seq() != seq) {
+      if (core->TryCloseWhileBlocked()) break;  // it blocked since
       if (Clock::now() > give_up) {
         return MakeError(ErrorCode::kTimedOut,
                          fmt::format("CloseInterval: core {} (CPU {}) did not reach a switch point "

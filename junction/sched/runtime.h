@@ -45,8 +45,9 @@ class Runtime {
   // accounts got since the previous close (or since Run started). One caller at a time
   // (serialised internally). Blocks until every core has reached a switch point — at most
   // `timeout`; a core running a uthread that never yields delays it (kTimedOut; the request
-  // stays pending and the next call completes it). From a uthread it sleeps cooperatively
-  // while waiting; from a kthread it polls with short sleeps.
+  // stays pending and the next call completes it). A core blocked idle is closed by the
+  // caller on its behalf, without waking it. From a uthread it sleeps cooperatively while
+  // waiting; from a kthread it polls with short sleeps.
   Status<IntervalSnapshot> CloseInterval(
       std::chrono::milliseconds timeout = std::chrono::milliseconds(1000));
 
