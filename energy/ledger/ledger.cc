@@ -311,7 +311,10 @@ Status<PushResult> Ledger::Push(uint32_t producer, const InvocationRecord& recor
   Producer& p = *producers_[producer];
   PushResult r;
   r.seq = seq_->next.fetch_add(1, std::memory_order_relaxed);
-  if (p.queue.TryPush(Queued{r.seq, record})) {
+  if (p.queue.TryPushWith([&](Queued& q) {
+        q.seq = r.seq;
+        q.record = record;
+      })) {
     if (writer_idle_.load(std::memory_order_relaxed)) [[unlikely]] {
       // The first record after a quiet spell: no waiting out the writer's long idle sleep.
       std::lock_guard lock(mu_);

@@ -43,6 +43,20 @@ class SpscQueue {
     return true;
   }
 
+  // Producer only: the same, filling the slot in place with fill(T&) (one copy of a large
+  // record instead of two).
+  template <class Fill>
+  bool TryPushWith(Fill&& fill) {
+    const size_t tail = tail_.load(std::memory_order_relaxed);
+    if (tail - cached_head_ > mask_) {
+      cached_head_ = head_.load(std::memory_order_acquire);
+      if (tail - cached_head_ > mask_) return false;
+    }
+    fill(slots_[tail & mask_]);
+    tail_.store(tail + 1, std::memory_order_release);
+    return true;
+  }
+
   // Consumer only. False when empty.
   bool TryPop(T* out) {
     const size_t head = head_.load(std::memory_order_relaxed);

@@ -29,6 +29,22 @@ TEST(SpscQueueTest, BoundedFifo) {
   EXPECT_FALSE(q.TryPop(&out));
 }
 
+// TryPushWith fills the slot in place, and a full ring does not call the filler at all.
+TEST(SpscQueueTest, PushWithFillsInPlaceAndNotWhenFull) {
+  SpscQueue<int> q(2);
+  int calls = 0;
+  EXPECT_TRUE(q.TryPushWith([&](int& slot) { slot = 10, ++calls; }));
+  EXPECT_TRUE(q.TryPushWith([&](int& slot) { slot = 11, ++calls; }));
+  EXPECT_FALSE(q.TryPushWith([&](int& slot) { slot = 12, ++calls; }));
+  EXPECT_EQ(calls, 2);
+  int out = -1;
+  ASSERT_TRUE(q.TryPop(&out));
+  EXPECT_EQ(out, 10);
+  ASSERT_TRUE(q.TryPop(&out));
+  EXPECT_EQ(out, 11);
+  EXPECT_FALSE(q.TryPop(&out));
+}
+
 TEST(SpscQueueTest, TwoThreadsKeepOrderAndLoseNothing) {
   constexpr uint64_t kN = 2'000'000;
   SpscQueue<uint64_t> q(1024);

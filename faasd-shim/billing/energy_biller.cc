@@ -425,9 +425,13 @@ Status<void> EnergyBiller::Step(bool final_step) {
   if (auto s = ledger_->PushInterval(interval); !s) return s;
   intervals_.fetch_add(1, std::memory_order_relaxed);
   // Every waiting call ended before this close: its bill is final now.
+  billed_.clear();
+  auto report_billed = [&] {
+    if (options_.on_bills && !billed_.empty()) options_.on_bills(billed_);
+  };
   for (size_t i = 0; i < waiting_.size(); ++i) {
     const PendingCall& c = waiting_[i];
-    energy::InvocationRecord rec;
+    energy::InvocationRecord& rec = billed_.emplace_back();
     rec.call_id.Assign(c.call_id.view());
     rec.function.Assign(c.function);
     rec.ns.Assign(c.ns);
@@ -450,11 +454,13 @@ Status<void> EnergyBiller::Step(bool final_step) {
     if (auto p = ledger_->Push(0, rec); !p) {
       // Those already pushed (and their bills taken) must not be pushed twice by a retry.
       waiting_.erase(waiting_.begin(), waiting_.begin() + static_cast<std::ptrdiff_t>(i));
+      billed_.pop_back();
+      report_billed();
       return std::unexpected(p.error());
     }
-    if (options_.on_bill) options_.on_bill(rec);
   }
   waiting_.clear();
+  report_billed();
   return priced;
 }
 

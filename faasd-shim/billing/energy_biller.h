@@ -106,9 +106,10 @@ struct BillingOptions {
   // rows (past it, the ledger's overflow aggregates). Power-of-two rounded.
   std::size_t call_queue_capacity = 4096;
   std::size_t ledger_queue_capacity = 16384;
-  // Called on the sampler thread for every ledger row it writes (for example to count
-  // Prometheus series); must not block for long.
-  std::function<void(const energy::InvocationRecord&)> on_bill;
+  // Called on the sampler thread once per attributed interval with the ledger rows it wrote
+  // for it, in order (for example to sum Prometheus series: one lock per interval, not per
+  // call); not called when there were none. Must not block for long.
+  std::function<void(std::span<const energy::InvocationRecord>)> on_bills;
   // Called on the sampler thread with every closed cycle-accounting interval (for example
   // metrics::CycleTotals::Observe: the biller is then the runtime's only interval reader).
   std::function<void(const junction::sched::IntervalSnapshot&)> on_interval;
@@ -243,6 +244,7 @@ class EnergyBiller {
   void LogOverflow(bool final_log);
   std::vector<std::unique_ptr<CoreQueue>> queues_;  // one per core, + one for callers off it
   std::vector<PendingCall> waiting_;   // sampler only: completed, not billed yet
+  std::vector<energy::InvocationRecord> billed_;  // sampler only: this step's rows, for on_bills
   Counters logged_;                    // sampler only: the counts last logged
   std::chrono::steady_clock::time_point next_overflow_log_{};
 

@@ -77,9 +77,11 @@ TEST(EnergyBiller, InvocationsAndNodeAddUpToAReplayedMeter) {
     o.interval = 2ms;
     o.ledger_path = ledger;
     o.meter_source = &meter;
-    o.on_bill = [&](const energy::InvocationRecord& r) {
-      billed.emplace_back(r.function.view());
-      (r.function.view() == "heavy" ? heavy_cycles : light_cycles) += r.cycles;
+    o.on_bills = [&](std::span<const energy::InvocationRecord> rows) {
+      for (const energy::InvocationRecord& r : rows) {
+        billed.emplace_back(r.function.view());
+        (r.function.view() == "heavy" ? heavy_cycles : light_cycles) += r.cycles;
+      }
     };
     auto b = EnergyBiller::Start(junction::sched::Runtime::Current(), o);
     ASSERT_TRUE(b.has_value()) << b.error().message();
@@ -223,7 +225,9 @@ CarbonRun RunWithTrace(const std::string& name, energy::carbon::GapPolicy gaps, 
     o.carbon_trace = trace;
     o.carbon_gaps = gaps;
     o.embodied_g_per_core_second = embodied;
-    o.on_bill = [&](const energy::InvocationRecord& r) { out.rows.push_back(r); };
+    o.on_bills = [&](std::span<const energy::InvocationRecord> rows) {
+      out.rows.insert(out.rows.end(), rows.begin(), rows.end());
+    };
     auto b = EnergyBiller::Start(junction::sched::Runtime::Current(), o);
     ASSERT_TRUE(b.has_value()) << b.error().message();
     for (int i = 0; i < 5; ++i) {
@@ -282,7 +286,7 @@ TEST(EnergyBiller, FullQueuesAreCountedAndExposed) {
     o.meter_source = &meter;
     o.call_queue_capacity = 2;
     o.ledger_queue_capacity = 2;
-    o.on_bill = [&](const energy::InvocationRecord&) { ++billed; };
+    o.on_bills = [&](std::span<const energy::InvocationRecord> rows) { billed += static_cast<int>(rows.size()); };
     auto b = EnergyBiller::Start(junction::sched::Runtime::Current(), o);
     ASSERT_TRUE(b.has_value()) << b.error().message();
     for (int i = 0; i < 40; ++i) {

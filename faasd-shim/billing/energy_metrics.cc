@@ -16,19 +16,34 @@ std::string EnergyTotals::ZoneSource(energy::Zone zone, energy::SourceSet source
   return ZoneSourceSet(zone, sources).ToString();
 }
 
-void EnergyTotals::Add(const energy::InvocationRecord& r) {
-  const std::string_view function = r.function.view();
+void EnergyTotals::Add(std::span<const energy::InvocationRecord> rows) {
   std::lock_guard lock(mu_);
-  for (energy::Zone z : energy::kAllZones) {
-    if (!r.joules.Has(z)) continue;
-    const KeyView key{function, z, ZoneSourceSet(z, r.joules.sources).bits()};
-    auto it = joules_.find(key);
-    if (it == joules_.end()) it = joules_.emplace(Key{std::string(function), z, key.sources}, 0.0).first;
-    it->second += r.joules[z].value;
+  // A node's rows come in runs of one function with one set of zones and sources: the run's
+  // series are looked up once (std::map's values stay where they are), then only added to.
+  const energy::InvocationRecord* run = nullptr;
+  std::array<double*, energy::kZoneCount> zone_total{};
+  double* grams_total = nullptr;
+  for (const energy::InvocationRecord& r : rows) {
+    const std::string_view function = r.function.view();
+    if (run == nullptr || r.joules.present != run->joules.present ||
+        r.joules.sources.bits() != run->joules.sources.bits() || function != run->function.view()) {
+      run = &r;
+      for (energy::Zone z : energy::kAllZones) {
+        if (!r.joules.Has(z)) continue;
+        const KeyView key{function, z, ZoneSourceSet(z, r.joules.sources).bits()};
+        auto it = joules_.find(key);
+        if (it == joules_.end()) it = joules_.emplace(Key{std::string(function), z, key.sources}, 0.0).first;
+        zone_total[static_cast<std::size_t>(z)] = &it->second;
+      }
+      auto g = grams_.find(function);
+      if (g == grams_.end()) g = grams_.emplace(std::string(function), 0.0).first;
+      grams_total = &g->second;
+    }
+    for (energy::Zone z : energy::kAllZones) {
+      if (r.joules.Has(z)) *zone_total[static_cast<std::size_t>(z)] += r.joules[z].value;
+    }
+    *grams_total += r.grams;
   }
-  auto g = grams_.find(function);
-  if (g == grams_.end()) g = grams_.emplace(std::string(function), 0.0).first;
-  g->second += r.grams;
 }
 
 void EnergyTotals::Collect(metrics::MetricWriter& w) const {

@@ -1,5 +1,5 @@
 // energy_metrics.h — the energy bill as Prometheus series, summed from the ledger rows the
-// biller writes (BillingOptions::on_bill):
+// biller writes (BillingOptions::on_bills):
 //
 //   faasnode_energy_joules_total{function,zone,source}   joules billed to each function, per
 //       zone (package, core, uncore, dram, psys, gpu) and source (rapl, nvml, model, replay)
@@ -10,11 +10,12 @@
 // overhead are not a function and are not in these series (see `faasnode carbon report`).
 //
 //   billing::EnergyTotals totals;
-//   options.on_bill = [&](const energy::InvocationRecord& r) { totals.Add(r); };
+//   options.on_bills = [&](std::span<const energy::InvocationRecord> rows) { totals.Add(rows); };
 //   registry.Add([&](metrics::MetricWriter& w) { totals.Collect(w); });
 //
-// Threads: Add from one thread at a time (the sampler); Collect from any thread. A mutex held
-// for a map update or a scrape's copy: neither is on the data path.
+// Threads: Add from one thread at a time (the sampler, once per interval); Collect from any
+// thread. A mutex held for an interval's additions or a scrape's copy: neither is on the data
+// path.
 //
 // And the biller's queue counts (CollectBillerCounters, from EnergyBiller::counters()):
 //
@@ -28,7 +29,9 @@
 //   registry.Add([b = biller.get()](metrics::MetricWriter& w) { CollectBillerCounters(b->counters(), w); });
 #pragma once
 
+#include <array>
 #include <map>
+#include <span>
 #include <mutex>
 #include <cstdint>
 #include <string>
@@ -43,7 +46,9 @@ namespace faasnode::billing {
 
 class EnergyTotals {
  public:
-  void Add(const energy::InvocationRecord& record);
+  // Adds rows in order (a run of one function's rows costs one series lookup).
+  void Add(std::span<const energy::InvocationRecord> rows);
+  void Add(const energy::InvocationRecord& row) { Add(std::span<const energy::InvocationRecord>(&row, 1)); }
   void Collect(metrics::MetricWriter& w) const;
 
   // The source label of one zone of a row: gpu figures come from nvml when the row has it,

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 namespace faasnode::billing {
 namespace {
 
@@ -40,6 +42,29 @@ TEST(EnergyTotals, SeriesSumRowsPerFunctionZoneAndSource) {
       << out;
   EXPECT_NE(out.find("faasnode_carbon_grams_total{function=\"echo\"} 0.375"), std::string::npos) << out;
   EXPECT_EQ(EnergyTotals::ZoneSource(energy::Zone::kGpu, energy::SourceSet(energy::Source::kModel)), "model");
+}
+
+// An interval's rows in one call: runs of one function share a lookup, and a change of
+// function, of zones or of sources inside the batch starts a new run.
+TEST(EnergyTotals, ABatchSumsEachRowIntoItsOwnSeries) {
+  EnergyTotals t;
+  energy::InvocationRecord modelled = Row("echo", 2.0, 0, 1.0);
+  modelled.joules.sources = energy::SourceSet(energy::Source::kModel);
+  const std::vector<energy::InvocationRecord> rows = {
+      Row("echo", 0.25, 0, 0.125), Row("echo", 0.5, 0, 0.25), Row("mlp", 1.0, 3.0, 4e-4),
+      Row("mlp", 1.0, 0, 1e-4),    Row("echo", 0.25, 0, 0.125), modelled};
+  t.Add(rows);
+  std::string out;
+  metrics::MetricWriter w(out);
+  t.Collect(w);
+  for (const char* want : {"faasnode_energy_joules_total{function=\"echo\",zone=\"package\",source=\"rapl\"} 1\n",
+                           "faasnode_energy_joules_total{function=\"echo\",zone=\"package\",source=\"model\"} 2\n",
+                           "faasnode_energy_joules_total{function=\"mlp\",zone=\"package\",source=\"rapl\"} 2\n",
+                           "faasnode_energy_joules_total{function=\"mlp\",zone=\"gpu\",source=\"nvml\"} 3\n",
+                           "faasnode_carbon_grams_total{function=\"echo\"} 1.5\n",
+                           "faasnode_carbon_grams_total{function=\"mlp\"} 0.0005\n"}) {
+    EXPECT_NE(out.find(want), std::string::npos) << want << " in\n" << out;
+  }
 }
 
 }  // namespace

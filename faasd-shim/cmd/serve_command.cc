@@ -215,7 +215,7 @@ int Serve(const NodeConfig& config, junction::sched::Runtime& rt, SignalWaiter& 
     bo.model.idle_per_core = energy::Watts{config.energy.idle_watts_per_core};
     bo.model.max_per_core = energy::Watts{config.energy.max_watts_per_core};
     bo.on_interval = [&cycle_totals](const junction::sched::IntervalSnapshot& s) { cycle_totals.Observe(s); };
-    bo.on_bill = [&energy_totals](const energy::InvocationRecord& r) { energy_totals.Add(r); };
+    bo.on_bills = [&energy_totals](std::span<const energy::InvocationRecord> rows) { energy_totals.Add(rows); };
     bo.response_headers = config.energy.response_headers;
     bo.attribution.idle = config.energy.share_idle ? energy::SharePolicy::kShareToInvocations
                                                    : energy::SharePolicy::kReportApart;
