@@ -121,49 +121,103 @@ double Bill::MeanIntensity() const {
   return j > 0 ? grams * 3.6e6 / j : 0.0;
 }
 
-Status<void> BillBook::Add(const IntervalAttribution& iv) {
-  std::optional<carbon::CarbonPrice> unit;  // the interval's intensity
-  junction::Status<void> result;
+BillBook::Price BillBook::PriceOf(const IntervalAttribution& iv, Status<void>& result) const {
+  Price p;
   if (carbon_ != nullptr) {
-    auto p = carbon_->PriceInterval(Joules{1.0}, iv.begin_ns, iv.end_ns, 0.0);
-    if (p) {
-      unit = *p;
+    if (auto unit = carbon_->PriceInterval(Joules{1.0}, iv.begin_ns, iv.end_ns, 0.0)) {
+      p.unit = *unit;
+      p.g_per_kwh = unit->intensity.g_per_kwh;
     } else {
-      result = std::unexpected(p.error());
+      result = std::unexpected(unit.error());
     }
+    p.embodied_rate = carbon_->options().embodied_g_per_core_second;
   }
-  const double g_per_kwh = unit ? unit->intensity.g_per_kwh : 0.0;
-  const double embodied_rate =
-      carbon_ != nullptr ? carbon_->options().embodied_g_per_core_second : 0.0;
+  return p;
+}
+
+void BillBook::Apply(Bill& b, bool fresh, const AccountShare& a, const IntervalAttribution& iv, const Price& p,
+                     bool carbon) {
+  if (fresh) {
+    b.account_id = a.account_id;
+    b.first_ns = iv.begin_ns;
+    if (p.unit) b.intensity_kind = p.unit->intensity.kind;
+  }
+  b.cycles += a.cycles;
+  b.core_seconds += a.core_seconds;
+  b.joules.AddScaled(a.joules, 1.0);
+  b.last_ns = iv.end_ns;
+  ++b.intervals;
+  b.embodied_grams += a.core_seconds * p.embodied_rate;
+  if (p.unit) {
+    b.grams += carbon::Grams(a.joules.NodeTotal(), p.g_per_kwh);
+    b.intensity_kind = carbon::WorseKind(b.intensity_kind, p.unit->intensity.kind);
+  } else if (carbon) {
+    b.carbon_complete = false;
+  }
+}
+
+Status<void> BillBook::Add(const IntervalAttribution& iv) {
+  Status<void> result;
+  const Price p = PriceOf(iv, result);
   for (const AccountShare& a : iv.invocations) {
     auto [it, fresh] = bills_.try_emplace(a.account_id);
-    Bill& b = it->second;
-    if (fresh) {
-      b.account_id = a.account_id;
-      b.first_ns = iv.begin_ns;
-      if (unit) b.intensity_kind = unit->intensity.kind;
+    Apply(it->second, fresh, a, iv, p, carbon_ != nullptr);
+  }
+  AddTotals(iv, p);
+  return result;
+}
+
+Status<void> BillBook::AddAndTake(const IntervalAttribution& iv, std::span<const uint64_t> finishing,
+                                  std::vector<std::optional<Bill>>& out) {
+  Status<void> result;
+  const Price p = PriceOf(iv, result);
+  out.assign(finishing.size(), std::nullopt);
+  order_.clear();
+  for (size_t i = 0; i < finishing.size(); ++i) order_.emplace_back(finishing[i], static_cast<uint32_t>(i));
+  // Calls finish in about the order they started (their accounts are numbered so): usually
+  // sorted already, per core at least.
+  if (!std::is_sorted(order_.begin(), order_.end())) std::sort(order_.begin(), order_.end());
+  // A merge of two sorted lists: the interval's shares and the finishing accounts.
+  auto take_earlier = [&](uint64_t account, std::optional<Bill>& slot) {
+    if (bills_.empty()) return;  // no call spans intervals: nothing to search
+    if (auto it = bills_.find(account); it != bills_.end()) {
+      slot = std::move(it->second);
+      bills_.erase(it);
     }
-    b.cycles += a.cycles;
-    b.core_seconds += a.core_seconds;
-    b.joules.AddScaled(a.joules, 1.0);
-    b.last_ns = iv.end_ns;
-    ++b.intervals;
-    b.embodied_grams += a.core_seconds * embodied_rate;
-    if (unit) {
-      b.grams += carbon::Grams(a.joules.NodeTotal(), g_per_kwh);
-      b.intensity_kind = carbon::WorseKind(b.intensity_kind, unit->intensity.kind);
-    } else if (carbon_ != nullptr) {
-      b.carbon_complete = false;
+  };
+  auto f = order_.begin();
+  for (const AccountShare& a : iv.invocations) {
+    for (; f != order_.end() && f->first < a.account_id; ++f) take_earlier(f->first, out[f->second]);
+    if (f != order_.end() && f->first == a.account_id) {
+      std::optional<Bill>& slot = out[f->second];
+      take_earlier(a.account_id, slot);
+      const bool fresh = !slot.has_value();
+      if (fresh) slot.emplace();
+      Apply(*slot, fresh, a, iv, p, carbon_ != nullptr);
+      ++f;
+    } else {
+      auto [it, fresh] = bills_.try_emplace(a.account_id);  // still running: its bill waits
+      Apply(it->second, fresh, a, iv, p, carbon_ != nullptr);
     }
   }
+  for (; f != order_.end(); ++f) take_earlier(f->first, out[f->second]);
+  AddTotals(iv, p);
+  return result;
+}
+
+void BillBook::PutBack(Bill bill) {
+  const uint64_t account = bill.account_id;
+  bills_.insert_or_assign(account, std::move(bill));
+}
+
+void BillBook::AddTotals(const IntervalAttribution& iv, const Price& p) {
   totals_.meter.AddScaled(iv.meter, 1.0);
   totals_.invocations.AddScaled(iv.InvocationTotal(), 1.0);
   totals_.idle.AddScaled(iv.idle, 1.0);
   totals_.overhead.AddScaled(iv.overhead, 1.0);
   totals_.unaccounted.AddScaled(iv.unaccounted, 1.0);
-  if (unit) totals_.meter_grams += carbon::Grams(iv.meter.NodeTotal(), g_per_kwh);
+  if (p.unit) totals_.meter_grams += carbon::Grams(iv.meter.NodeTotal(), p.g_per_kwh);
   ++totals_.intervals;
-  return result;
 }
 
 std::optional<Bill> BillBook::Take(uint64_t account_id) {

@@ -5,8 +5,12 @@
 #include <time.h>
 
 #include <chrono>
+#include <algorithm>
 #include <cmath>
+#include <optional>
+#include <random>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -253,6 +257,89 @@ TEST(BillBookTest, IntervalsEitherSideOfAnHourArePricedAtTheirOwnIntensity) {
   EXPECT_FALSE(book.Add(*late));
   EXPECT_FALSE(book.Find(5)->carbon_complete);
   EXPECT_DOUBLE_EQ(book.Find(5)->joules[Zone::kPackage].value, 1.0);
+}
+
+// AddAndTake is Add followed by a Take per finishing account, bit for bit: calls of one
+// interval and calls spanning several, calls finishing in an interval where they ran no
+// cycle, calls that never ran, finishing lists in any order, across an hour's change of
+// intensity (the embodied rate on), and a bill put back and taken again.
+TEST(BillBookTest, AddAndTakeBillsExactlyAsAddThenTake) {
+  auto ci = carbon::IntensitySource::FromCsvText(
+      "timestamp,gco2e_per_kwh\n2022-03-01 00:00:00Z,100\n2022-03-01 01:00:00Z,400\n", {});
+  ASSERT_TRUE(ci);
+  auto model = carbon::CarbonModel::Create(std::move(*ci), {.embodied_g_per_core_second = 0.5});
+  ASSERT_TRUE(model);
+  const int64_t t0 = *carbon::ParseTimestamp("2022-03-01 01:00:00Z") - 200'000'000;
+  Attributor attributor;
+  BillBook reference(&*model), fast(&*model);
+  std::mt19937_64 rng(7);
+  struct Call {
+    uint64_t account;
+    int first, last;  // intervals it runs in
+    bool runs;        // false: it never ran a cycle under its account
+  };
+  std::vector<Call> calls;
+  uint64_t next_account = 1000;
+  std::vector<std::optional<Bill>> out;
+  int checked = 0, spanning = 0;
+  for (int i = 0; i < 60; ++i) {
+    for (int k = 0; k < 20; ++k) {
+      const int len = static_cast<int>(rng() % 8 == 0 ? rng() % 4 : 0);
+      calls.push_back({next_account++, i, i + len, rng() % 16 != 0});
+    }
+    std::vector<AccountCycles> busy;
+    std::vector<uint64_t> finishing;
+    for (const Call& c : calls) {
+      // A call ending in a later interval than its last cycles: it ran no cycle in its last one.
+      if (c.runs && c.first <= i && i <= c.last && !(c.last > c.first && i == c.last && c.account % 3 == 0)) {
+        busy.push_back({c.account, 1000 + rng() % 5000});
+      }
+      if (c.last == i) finishing.push_back(c.account);
+    }
+    std::shuffle(busy.begin(), busy.end(), rng);
+    if (i % 2 == 1) std::shuffle(finishing.begin(), finishing.end(), rng);  // sorted otherwise
+    std::vector<CoreIntervalCycles> cores = {Core(0, 400'000, 50'000, 10'000, busy)};
+    auto iv = attributor.Attribute(Meter(0.5 + i * 0.01, 0.1, t0 + i * 10'000'000, t0 + (i + 1) * 10'000'000), cores);
+    ASSERT_TRUE(iv) << iv.error().message();
+    ASSERT_TRUE(reference.Add(*iv));
+    ASSERT_TRUE(fast.AddAndTake(*iv, finishing, out));
+    ASSERT_EQ(out.size(), finishing.size());
+    for (size_t k = 0; k < finishing.size(); ++k) {
+      std::optional<Bill> want = reference.Take(finishing[k]);
+      ASSERT_EQ(out[k].has_value(), want.has_value()) << "account " << finishing[k];
+      if (!want) continue;
+      const Bill& got = *out[k];
+      EXPECT_EQ(got.account_id, want->account_id);
+      EXPECT_EQ(got.cycles, want->cycles);
+      EXPECT_EQ(got.core_seconds, want->core_seconds);
+      for (Zone z : kAllZones) EXPECT_EQ(got.joules[z].value, want->joules[z].value) << ZoneName(z);
+      EXPECT_EQ(got.joules.present, want->joules.present);
+      EXPECT_EQ(got.joules.sources, want->joules.sources);
+      EXPECT_EQ(got.grams, want->grams);
+      EXPECT_EQ(got.embodied_grams, want->embodied_grams);
+      EXPECT_EQ(got.intensity_kind, want->intensity_kind);
+      EXPECT_EQ(got.carbon_complete, want->carbon_complete);
+      EXPECT_EQ(got.first_ns, want->first_ns);
+      EXPECT_EQ(got.last_ns, want->last_ns);
+      EXPECT_EQ(got.intervals, want->intervals);
+      ++checked;
+      spanning += want->intervals > 1 ? 1 : 0;
+    }
+    EXPECT_EQ(fast.open_bills(), reference.open_bills()) << "interval " << i;
+  }
+  EXPECT_GT(checked, 900);
+  EXPECT_GT(spanning, 50);
+  EXPECT_EQ(fast.totals().invocations.NodeTotal().value, reference.totals().invocations.NodeTotal().value);
+  EXPECT_EQ(fast.totals().meter_grams, reference.totals().meter_grams);
+  EXPECT_EQ(fast.totals().intervals, reference.totals().intervals);
+  // A bill put back is there for the next Take, as it was.
+  auto still = std::find_if(calls.begin(), calls.end(), [](const Call& c) { return c.runs && c.last >= 60; });
+  ASSERT_NE(still, calls.end());
+  const std::optional<Bill> running = reference.Take(still->account);
+  ASSERT_TRUE(running);
+  ASSERT_TRUE(fast.Take(still->account));
+  fast.PutBack(*running);
+  EXPECT_EQ(fast.Find(running->account_id)->joules.NodeTotal().value, running->joules.NodeTotal().value);
 }
 
 }  // namespace

@@ -403,7 +403,11 @@ Status<void> EnergyBiller::Step(bool final_step) {
   carried_.clear();
   auto attribution = attributor_.Attribute(*meter, cores);
   if (!attribution) return std::unexpected(attribution.error());
-  Status<void> priced = book_->Add(*attribution);  // joules are added even if pricing failed
+  // Every waiting call ended before this close: its bill is final with this interval.
+  finishing_.clear();
+  for (const PendingCall& c : waiting_) finishing_.push_back(c.account);
+  // Joules are added even if pricing failed.
+  Status<void> priced = book_->AddAndTake(*attribution, finishing_, bills_);
   energy::IntervalRecord interval = energy::IntervalRecord::From(*attribution);
   if (auto unit = carbon_->PriceInterval(energy::Joules{1.0}, begin_ns, end_ns, 0.0)) {
     interval.Price(unit->intensity.g_per_kwh);
@@ -422,9 +426,18 @@ Status<void> EnergyBiller::Step(bool final_step) {
     joules_per_cycle_.store(rate, std::memory_order_relaxed);
     rate_sources_.store(attribution->meter.sources.bits(), std::memory_order_relaxed);
   }
-  if (auto s = ledger_->PushInterval(interval); !s) return s;
+  // The waiting calls' bills go back to the book when they are not written now: a retry
+  // (the next step) takes them again.
+  auto put_back_from = [&](size_t first) {
+    for (size_t j = first; j < bills_.size(); ++j) {
+      if (bills_[j]) book_->PutBack(std::move(*bills_[j]));
+    }
+  };
+  if (auto s = ledger_->PushInterval(interval); !s) {
+    put_back_from(0);
+    return s;
+  }
   intervals_.fetch_add(1, std::memory_order_relaxed);
-  // Every waiting call ended before this close: its bill is final now.
   billed_.clear();
   auto report_billed = [&] {
     if (options_.on_bills && !billed_.empty()) options_.on_bills(billed_);
@@ -440,7 +453,7 @@ Status<void> EnergyBiller::Step(bool final_step) {
     rec.status = c.status;
     rec.bytes_in = c.bytes_in;
     rec.bytes_out = c.bytes_out;
-    if (std::optional<energy::Bill> bill = book_->Take(c.account)) {
+    if (const std::optional<energy::Bill>& bill = bills_[i]) {
       rec.FillFromBill(*bill);
     } else {
       // It ran no cycle under its own account (nothing to bill): a zero row, labelled with
@@ -452,7 +465,8 @@ Status<void> EnergyBiller::Step(bool final_step) {
       if (auto m = AddMeasured(*carbon_, c.measured, c.start_ns, c.end_ns, rec); !m && priced) priced = m;
     }
     if (auto p = ledger_->Push(0, rec); !p) {
-      // Those already pushed (and their bills taken) must not be pushed twice by a retry.
+      // Those already pushed must not be pushed twice by a retry.
+      put_back_from(i);
       waiting_.erase(waiting_.begin(), waiting_.begin() + static_cast<std::ptrdiff_t>(i));
       billed_.pop_back();
       report_billed();

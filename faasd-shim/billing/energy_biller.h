@@ -39,6 +39,7 @@
 #include <functional>
 #include <span>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -245,6 +246,8 @@ class EnergyBiller {
   std::vector<std::unique_ptr<CoreQueue>> queues_;  // one per core, + one for callers off it
   std::vector<PendingCall> waiting_;   // sampler only: completed, not billed yet
   std::vector<energy::InvocationRecord> billed_;  // sampler only: this step's rows, for on_bills
+  std::vector<std::uint64_t> finishing_;          // sampler only: waiting_'s accounts
+  std::vector<std::optional<energy::Bill>> bills_;  // sampler only: their bills (AddAndTake)
   Counters logged_;                    // sampler only: the counts last logged
   std::chrono::steady_clock::time_point next_overflow_log_{};
 
