@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
 # bench-energy.sh — docs/benchmarks/energy.md: echo throughput through `faasnode serve` with the
 # energy ledger on and off, in one run. The same binary and config but [energy] enabled = true /
-# false; the node on one CPU (its sampler and ledger writer share it), wrk on another; rounds
-# interleaved (on, off, off, on, ...) so drift and neighbours hit both alike. Prints requests/s
-# and requests per CPU-second of the node (utime+stime of all its threads) per round, then the
-# medians and the on/off ratios.
+# false; wrk on CLIENT_CPU; rounds interleaved (on, off, off, on, ...) so drift and neighbours hit
+# both alike. Prints, per round, requests/s, requests per CPU-second of the node (utime+stime of
+# all its threads) and the node's CPU per request by thread (schedstat: the runtime worker(s),
+# the energy sampler, the ledger writer), then the medians and the on/off ratios.
 #
-#   scripts/bench-energy.sh                 # BUILD=build ROUNDS=6 DUR=5 CONNS=32
-#   SERVER_CPU=0 CLIENT_CPU=1 BUILD=build-energy scripts/bench-energy.sh
+# Where the node's helper threads (sampler, ledger writer) run, HELPERS:
+#   client  (default) the node may use every CPU: its helpers go to the CPUs no worker holds (as
+#           on a machine with spare cores), which on a 2-CPU machine is wrk's, so what they
+#           cost slows the load generator;
+#   node    the whole node is confined to SERVER_CPU (taskset): its helpers share the worker's
+#           CPU and are paid out of the node's own CPU, at the price of the kernel's time
+#           slices (a helper holds the CPU for ms while requests wait; noisier here).
+#
+#   scripts/bench-energy.sh                 # BUILD=build ROUNDS=6 DUR=5 CONNS=32 HELPERS=client
+#   SERVER_CPU=0 CLIENT_CPU=1 BUILD=build-energy HELPERS=node scripts/bench-energy.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -17,6 +25,12 @@ CONNS=${CONNS:-32}
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
 PORT=${PORT:-18095}
+HELPERS=${HELPERS:-client}
+case $HELPERS in
+  node) node_cpus=$SERVER_CPU ;;
+  client) node_cpus=$(taskset -pc $$ | sed 's/.*: //') ;;
+  *) echo "bench-energy.sh: HELPERS must be node or client, not '$HELPERS'" >&2; exit 2 ;;
+esac
 command -v wrk >/dev/null || { echo "bench-energy.sh: wrk is not installed (scripts/setup.sh installs it)" >&2; exit 2; }
 [[ -x $BUILD/bin/faasnode ]] || { echo "bench-energy.sh: $BUILD/bin/faasnode is missing; build it first" >&2; exit 2; }
 work=$(mktemp -d /tmp/bench-energy.XXXXXX)
@@ -28,47 +42,72 @@ wrk.headers["Content-Type"] = "text/plain"
 LUA
 tck=$(getconf CLK_TCK)
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# CPU ns of the node's threads by kind: "worker sampler writer" (schedstat's run time).
+thread_ns() {
+  local t w=0 s=0 l=0 ns
+  for t in /proc/"$1"/task/*; do
+    ns=$(awk '{print $1}' "$t/schedstat" 2>/dev/null) || continue
+    case $(cat "$t/comm" 2>/dev/null) in
+      junction/*) w=$((w + ns)) ;;
+      faasnode-energy) s=$((s + ns)) ;;
+      faasnode-ledger) l=$((l + ns)) ;;
+    esac
+  done
+  echo "$w $s $l"
+}
 wait_up() { for _ in $(seq 100); do curl -s -o /dev/null "$1" && return 0; sleep 0.1; done; echo "node at $1 did not come up" >&2; exit 1; }
 
-# round ON(true|false) R: one node, one wrk run; prints "rps requests_per_cpu_second".
+# round ON(true|false) R: one node, one wrk run; prints "rps requests_per_cpu_second
+# worker_ns sampler_ns writer_ns" (the last three per request).
 round() {
   local cfg="$work/node-$1.toml" out t0 t1 pid
   # A state dir of its own per round: a faasnode-state/ left in the working directory by other
   # runs (stored deployments) must not change which functions this node serves.
   printf '[runtime]\ncores = [%s]\n[net]\nlisten = "127.0.0.1:%s"\n[functions.echo]\n[state]\ndir = "%s/state-%s-%s"\n[energy]\nenabled = %s\nledger = "%s/ledger-%s.db"\n' \
     "$SERVER_CPU" "$PORT" "$work" "$1" "$2" "$1" "$work" "$2" >"$cfg"
-  "$BUILD/bin/faasnode" serve --config "$cfg" >"$work/node.log" 2>&1 &
+  taskset -c "$node_cpus" "$BUILD/bin/faasnode" serve --config "$cfg" >"$work/node.log" 2>&1 &
   pid=$!
   wait_up "http://127.0.0.1:$PORT/healthz"
   taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNS" -d1s -s "$work/post.lua" "http://127.0.0.1:$PORT/function/echo" >/dev/null
   t0=$(cpu_ticks "$pid")
+  read -r w0 s0 l0 < <(thread_ns "$pid")
   out=$(taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNS" -d"${DUR}s" -s "$work/post.lua" "http://127.0.0.1:$PORT/function/echo")
   t1=$(cpu_ticks "$pid")
+  read -r w1 s1 l1 < <(thread_ns "$pid")
   kill -INT "$pid"
   wait "$pid" || { echo "faasnode exited non-zero:" >&2; cat "$work/node.log" >&2; exit 1; }
   if grep -q "Non-2xx\|Socket errors" <<<"$out"; then echo "wrk saw errors: $out" >&2; exit 1; fi
-  awk -v d=$((t1 - t0)) -v tck="$tck" '/requests in/ {n = $1} /Requests\/sec/ {rps = $2}
-    END { cpu = d / tck; printf "%.0f %.0f\n", rps, (cpu > 0 ? n / cpu : 0) }' <<<"$out"
+  awk -v d=$((t1 - t0)) -v tck="$tck" -v w=$((w1 - w0)) -v s=$((s1 - s0)) -v l=$((l1 - l0)) \
+    '/requests in/ {n = $1} /Requests\/sec/ {rps = $2}
+    END { cpu = d / tck; printf "%.0f %.0f %.0f %.0f %.0f\n", rps, (cpu > 0 ? n / cpu : 0), w / n, s / n, l / n }' <<<"$out"
 }
 
-echo "# $(date -u '+%F %T') UTC; uptime: $(uptime | sed 's/.*load average/load average/'); wrk -t1 -c$CONNS -d${DUR}s POST 5 bytes to /function/echo; node on CPU $SERVER_CPU (runtime cores = [$SERVER_CPU]), wrk on CPU $CLIENT_CPU"
-echo "| round | ledger | requests/s | requests per node CPU-second |"
-echo "|---|---|---|---|"
-on=() off=() on_cpu=() off_cpu=()
+echo "# $(date -u '+%F %T') UTC; uptime: $(uptime | sed 's/.*load average/load average/'); wrk -t1 -c$CONNS -d${DUR}s POST 5 bytes to /function/echo; node worker on CPU $SERVER_CPU (runtime cores = [$SERVER_CPU]), HELPERS=$HELPERS (node threads on CPUs $node_cpus), wrk on CPU $CLIENT_CPU"
+echo "| round | ledger | requests/s | requests per node CPU-second | node CPU ns per request: worker / sampler / writer |"
+echo "|---|---|---|---|---|"
+on=() off=() on_cpu=() off_cpu=() on_thr=() off_thr=()
 for r in $(seq "$ROUNDS"); do
   if (( r % 2 )); then order="true false"; else order="false true"; fi
   for mode in $order; do
-    read -r rps per_cpu < <(round "$mode" "$r")
-    if [[ $mode == true ]]; then on+=("$rps"); on_cpu+=("$per_cpu"); else off+=("$rps"); off_cpu+=("$per_cpu"); fi
-    echo "| $r | $([[ $mode == true ]] && echo on || echo off) | $rps | $per_cpu |"
+    read -r rps per_cpu w_ns s_ns l_ns < <(round "$mode" "$r")
+    if [[ $mode == true ]]; then
+      on+=("$rps"); on_cpu+=("$per_cpu"); on_thr+=("$w_ns,$s_ns,$l_ns")
+    else
+      off+=("$rps"); off_cpu+=("$per_cpu"); off_thr+=("$w_ns,$s_ns,$l_ns")
+    fi
+    echo "| $r | $([[ $mode == true ]] && echo on || echo off) | $rps | $per_cpu | $w_ns / $s_ns / $l_ns |"
   done
 done
 echo "# after: $(uptime | sed 's/.*load average/load average/')"
-python3 - "${on[*]}" "${off[*]}" "${on_cpu[*]}" "${off_cpu[*]}" <<'PY'
+python3 - "${on[*]}" "${off[*]}" "${on_cpu[*]}" "${off_cpu[*]}" "${on_thr[*]}" "${off_thr[*]}" <<'PY'
 import statistics as st, sys
 on, off, on_cpu, off_cpu = ([float(x) for x in a.split()] for a in sys.argv[1:5])
+on_thr, off_thr = ([[float(v) for v in t.split(",")] for t in a.split()] for a in sys.argv[5:7])
 m = st.median
 print(f"median requests/s: ledger on {m(on):.0f}, off {m(off):.0f}; ratio on/off {m(on) / m(off):.4f} "
       f"(per-round ratios: median {m([a / b for a, b in zip(on, off)]):.4f})")
 print(f"median requests per CPU-second: on {m(on_cpu):.0f}, off {m(off_cpu):.0f}; ratio {m(on_cpu) / m(off_cpu):.4f}")
+col = lambda rows, i: m([r[i] for r in rows])
+print(f"median node CPU ns per request: ledger on: worker {col(on_thr, 0):.0f}, sampler {col(on_thr, 1):.0f}, "
+      f"writer {col(on_thr, 2):.0f}; off: worker {col(off_thr, 0):.0f} (the worker's figure counts its idle polling)")
 PY

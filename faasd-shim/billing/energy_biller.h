@@ -241,7 +241,6 @@ class EnergyBiller {
                                           // the lock is held O(1) and both keep their capacity
     std::atomic<std::uint64_t> spilled{0};
   };
-  void Enqueue(CoreQueue& q, const PendingCall& call);
   void LogOverflow(bool final_log);
   std::vector<std::unique_ptr<CoreQueue>> queues_;  // one per core, + one for callers off it
   std::vector<PendingCall> waiting_;   // sampler only: completed, not billed yet
