@@ -13,6 +13,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cassert>
 #include <cstdio>
 #include <cstdlib>
@@ -129,8 +130,9 @@ bool Core::TryCloseWhileBlocked() {
                                            std::memory_order_relaxed)) {
     return false;
   }
-  // BlockIdle charged everything up to the block: the rest, up to the boundary, is idle.
-  MaybeClose(Rdtsc(), accounts::kIdle);
+  // BlockIdle charged everything up to the block: the rest, up to the boundary, is idle. This
+  // CPU's TSC may trail the core's by a few cycles: never close before the block itself.
+  MaybeClose(std::max(Rdtsc(), seg_start_), accounts::kIdle);
   close_gate_.store(kGateBlocked, std::memory_order_release);
   return true;
 }
