@@ -5,7 +5,7 @@
 //   LedgerOptions o{.path = "/var/lib/faasnode/ledger.db", .producers = num_cores};
 //   auto ledger = energy::Ledger::Open(o);       // starts the writer thread
 //   if ((*ledger)->open_report().rows_lost > 0) spdlog::warn(...);
-//   (*ledger)->Push(core, record);               // on core `core`, never blocks
+//   (*ledger)->Push(core, record);               // on core `core`, never blocks for long
 //   (*ledger)->Close();                          // drains everything, joins
 //
 // Loss accounting. Push() takes the next sequence number from a counter kept in a small
@@ -31,6 +31,10 @@
 // what is left). A pack this node cannot decode (damaged, or a newer format) stays in place,
 // counted by the reports, and Flush()/Close() return why; the packs behind it are expanded. The
 // expansion costs what the rows would have: packing moves the row's price out of busy periods.
+//
+// Idle. After a round that took no invocation record the writer sleeps kMaxRoundStretch flush
+// intervals (an idle node's interval rows are committed 10 times a second, not 50); the next
+// Push wakes it (taking the writer's mutex for a moment, once per quiet spell).
 //
 // Full queues. When a producer's queue is full, the record is folded into a per-producer
 // overflow aggregate for its function (a row in overflow_aggregates with the count and sums);
