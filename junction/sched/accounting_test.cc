@@ -91,6 +91,76 @@ TEST(Accounting, IntervalsCloseExactlyUnderMixedLoad) {
   EXPECT_GT(idle, 0u);
 }
 
+// The close gate under a race: cores that block and wake thousands of times a second (short
+// sleeps, idle gaps) while a closer asks for an interval every ~100 us, so closes land in every
+// phase of a core's block (before the gate opens, while it is open, as the core takes it
+// back). Every interval still adds up exactly and follows the last, and every cycle burned
+// under a user account is charged to it.
+TEST(Accounting, ClosesRacingBlockingCoresStayExact) {
+  // No spinning before a block or a timer: every sleep below blocks the core.
+  RuntimeConfig config{.cores = FirstCpus(2)};
+  config.idle_spin_us = 0;
+  config.timer_spin_us = 0;
+  auto rt = Runtime::Create(config);
+  ASSERT_TRUE(rt.has_value()) << rt.error().message();
+  Runtime* r = rt->get();
+  std::vector<IntervalSnapshot> snaps;
+  std::atomic<bool> stop{false}, closer_done{false};
+  std::atomic<std::uint64_t> burned{0};
+  std::thread closer;
+  ASSERT_TRUE(r->Run([&] {
+    closer = std::thread([&] {
+      while (!stop.load()) {
+        std::this_thread::sleep_for(100us);
+        auto s = r->CloseInterval();
+        if (!s) {
+          ADD_FAILURE() << s.error().message();
+          break;
+        }
+        snaps.push_back(std::move(*s));
+      }
+      closer_done.store(true);
+    });
+    std::vector<JoinHandle> hs;
+    for (int t = 0; t < 4; ++t) {
+      hs.push_back(*Spawn([&, t] {
+        std::uint64_t mine = 0;
+        for (int i = 0; i < 3000; ++i) {
+          const std::uint64_t t0 = Rdtsc();
+          while (Rdtsc() - t0 < NsToCycles(2000.0 + 1000.0 * t)) {
+          }
+          mine += Rdtsc() - t0;
+          SleepFor(std::chrono::microseconds(30 + 20 * (i % 5)));  // the core blocks, or nearly
+        }
+        burned.fetch_add(mine);
+      }, {.account = accounts::kFirstUser + static_cast<AccountId>(t)}));
+    }
+    for (auto& h : hs) h.Join();
+    stop.store(true);
+    while (!closer_done.load()) SleepFor(1ms);  // never block this core's kthread
+    closer.join();
+  }).has_value());
+  ASSERT_GT(snaps.size(), 200u);
+  std::map<int, std::uint64_t> last_end;
+  std::uint64_t user = 0, idle = 0;
+  for (const auto& s : snaps) {
+    CheckCloses(s, &last_end);
+    for (const auto& c : s.cores) {
+      idle += c.idle;
+      for (const auto& a : c.busy) {
+        if (a.account >= accounts::kFirstUser) user += a.cycles;
+      }
+    }
+  }
+  // The last stretch after the final close is in no snapshot: the burn must be mostly there.
+  EXPECT_GT(user, burned.load() * 9 / 10) << "user cycles charged " << user << " of " << burned.load() << " burned";
+  EXPECT_GT(idle, 0u);
+  std::uint64_t blocks = 0;
+  for (int c = 0; c < r->num_cores(); ++c) blocks += r->counters(c).blocks;
+  std::printf("%zu closes, %llu blocks of the cores\n", snaps.size(), static_cast<unsigned long long>(blocks));
+  EXPECT_GT(blocks, 1000u) << "the cores hardly blocked: the race this test is for did not happen";
+}
+
 // The TSC keeps counting while the kernel runs another process on this CPU, and that time is
 // charged to whichever uthread was running. So the bound on what an account is overcharged is
 // the switch path (well under 1%) plus the time the worker kthread waited for its CPU, which
