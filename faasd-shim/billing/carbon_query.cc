@@ -1,10 +1,16 @@
 // carbon_query.cc — SQL over the ledger's invocation and interval rows, and the JSON form.
 #include "faasd-shim/billing/carbon_query.h"
 
+#include <algorithm>
+#include <ctime>
 #include <filesystem>
+#include <map>
+#include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
+#include "energy/ledger/pack.h"
 #include "energy/ledger/sqlite.h"
 
 namespace faasnode::billing {
@@ -63,6 +69,16 @@ std::string KindSet(std::string_view concat) {
   return out;
 }
 
+// kHourExpr's text for a unix-ns time, in C++ (for records decoded out of packs).
+std::string HourKey(std::int64_t end_ns) {
+  const std::time_t t = static_cast<std::time_t>(end_ns / 1'000'000'000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:00Z", &tm);
+  return buf;
+}
+
 // Steps `st` to the end, calling `row` for each result row.
 template <typename F>
 Status<void> ForEachRow(energy::SqliteStatement& st, F row) {
@@ -84,6 +100,93 @@ Status<GroupBy> ParseGroupBy(std::string_view s) {
   return MakeError(ErrorCode::kInvalidArgument, fmt::format("group_by {}: use function or hour", s));
 }
 
+namespace {
+
+// The packs that reach across --since or --until (a pack's records span one writer round, so
+// at most a few): their records are decoded and those ending inside the window are added to
+// the report's rows, as their invocation rows will be once the node expands the pack. A pack
+// this build cannot decode is counted whole when it ends inside the window (its totals are all
+// the node knows of it).
+Status<void> AddPacksAcrossTheWindow(energy::SqliteDb& db, const CarbonQuery& q, CarbonReport& report) {
+  auto st = db.Prepare(
+      "SELECT function, namespace, source, source_bits, format, body, last_end_ns, records, total_j, grams, "
+      "embodied_grams, intensity_kinds FROM invocation_packs WHERE last_end_ns >= ?1 AND first_start_ns < ?2 "
+      "AND (first_start_ns < ?1 OR last_end_ns >= ?2) AND (?3 = '' OR function = ?3) ORDER BY id");
+  if (!st) return std::unexpected(st.error());
+  st->Bind(1, q.since_ns);
+  st->Bind(2, q.until_ns);
+  st->BindText(3, q.function);
+  const bool by_hour = q.group_by == GroupBy::kHour;
+  struct Sum {
+    long long calls = 0;
+    double joules = 0, grams = 0, embodied = 0;
+    std::set<std::string> kinds;
+  };
+  std::map<std::pair<std::string, std::string>, Sum> sums;  // (key, source)
+  if (auto s = ForEachRow(*st, [&] {
+        const std::string function = st->ColumnText(0);
+        const std::string source = st->ColumnText(2);
+        const auto sources = energy::SourceSet::FromBits(static_cast<std::uint8_t>(st->ColumnInt64(3)));
+        auto decoded = energy::ForEachPacked(
+            st->ColumnBlob(5), static_cast<int>(st->ColumnInt64(4)), function, st->ColumnText(1), sources,
+            [&](std::uint64_t, const energy::InvocationRecord& r) {
+              if (r.end_ns < q.since_ns || r.end_ns >= q.until_ns) return;
+              Sum& sum = sums[{by_hour ? HourKey(r.end_ns) : function, source}];
+              ++sum.calls;
+              sum.joules += r.joules.NodeTotal().value;
+              sum.grams += r.grams;
+              sum.embodied += r.embodied_grams;
+              sum.kinds.insert(std::string(energy::carbon::IntensityKindName(r.intensity_kind)));
+            });
+        const std::int64_t last_end = st->ColumnInt64(6);
+        if (!decoded && last_end < q.until_ns) {
+          Sum& sum = sums[{by_hour ? HourKey(last_end) : function, source}];
+          sum.calls += st->ColumnInt64(7);
+          sum.joules += st->ColumnDouble(8);
+          sum.grams += st->ColumnDouble(9);
+          sum.embodied += st->ColumnDouble(10);
+          const std::string kinds = st->ColumnText(11);
+          for (std::size_t pos = 0; pos < kinds.size();) {
+            std::size_t end = kinds.find(',', pos);
+            if (end == std::string::npos) end = kinds.size();
+            sum.kinds.insert(kinds.substr(pos, end - pos));
+            pos = end + 1;
+          }
+        }
+      });
+      !s) {
+    return s;
+  }
+  if (sums.empty()) return {};
+  const CarbonRow::Kind kind = by_hour ? CarbonRow::Kind::kHour : CarbonRow::Kind::kFunction;
+  for (auto& [key, sum] : sums) {
+    std::string concat;
+    for (const std::string& k : sum.kinds) concat += (concat.empty() ? "" : ",") + k;
+    auto row = std::find_if(report.rows.begin(), report.rows.end(), [&](const CarbonRow& r) {
+      return r.kind == kind && r.key == key.first && r.source == key.second;
+    });
+    if (row == report.rows.end()) {
+      report.rows.push_back({kind, key.first, key.second, sum.calls, sum.joules, sum.grams, sum.embodied,
+                             KindSet(concat)});
+      continue;
+    }
+    row->calls += sum.calls;
+    row->joules += sum.joules;
+    row->grams = row->grams.value_or(0.0) + sum.grams;
+    row->embodied = row->embodied.value_or(0.0) + sum.embodied;
+    std::string merged = row->intensity_kind;
+    std::replace(merged.begin(), merged.end(), '+', ',');
+    row->intensity_kind = KindSet(merged.empty() ? concat : merged + "," + concat);
+  }
+  // The SQL's order: by key, then source.
+  std::stable_sort(report.rows.begin(), report.rows.end(), [](const CarbonRow& a, const CarbonRow& b) {
+    return std::tie(a.key, a.source) < std::tie(b.key, b.source);
+  });
+  return {};
+}
+
+}  // namespace
+
 Status<CarbonReport> QueryCarbon(const std::string& ledger_path, const CarbonQuery& q) {
   if (!std::filesystem::exists(ledger_path)) {
     return MakeError(ErrorCode::kNotFound,
@@ -98,8 +201,9 @@ Status<CarbonReport> QueryCarbon(const std::string& ledger_path, const CarbonQue
   // them the functions would not add up to the meter after an overflow. An aggregate counts its
   // records, is placed at its last call's end, and carries no intensity kind. Packs (records a
   // running node has not expanded into rows yet; ledgers of schema 3 on) count the same way,
-  // with their records' kinds; a pack never spans an hour, so --group-by hour places them
-  // exactly, while --since/--until take or leave a whole pack (a writer round, ~20 ms).
+  // with their records' kinds. A pack never spans an hour, so --group-by hour places it whole;
+  // one wholly inside --since/--until is summed with the rows, and one across either end of
+  // the window is decoded and its records counted one by one (below).
   auto has_packs = db->QueryInt64(
       "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'invocation_packs'");
   if (!has_packs) return std::unexpected(has_packs.error());
@@ -113,7 +217,7 @@ Status<CarbonReport> QueryCarbon(const std::string& ledger_path, const CarbonQue
       "WHERE end_ns >= ?1 AND end_ns < ?2 AND (?3 = '' OR function = ?3) GROUP BY 1, 2 ORDER BY 1, 2",
       by_hour ? kHourExpr : "function",
       *has_packs > 0 ? " UNION ALL SELECT function, last_end_ns, source, records, total_j, grams, "
-                       "embodied_grams, intensity_kinds FROM invocation_packs"
+                       "embodied_grams, intensity_kinds FROM invocation_packs WHERE first_start_ns >= ?1"
                      : ""));
   if (!st) return std::unexpected(st.error());
   st->Bind(1, q.since_ns);
@@ -126,6 +230,9 @@ Status<CarbonReport> QueryCarbon(const std::string& ledger_path, const CarbonQue
       });
       !s) {
     return std::unexpected(s.error());
+  }
+  if (*has_packs > 0) {
+    if (auto s = AddPacksAcrossTheWindow(*db, q, report); !s) return std::unexpected(s.error());
   }
   // The node's own share, from the interval rows: with it the functions add up to the meter.
   // Grams are given only where every interval in range was priced (version-2 ledgers).

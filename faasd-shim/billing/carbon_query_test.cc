@@ -250,6 +250,12 @@ TEST_F(CarbonQueryTest, CallsStillInPacksReportAsTheirRowsWill) {
   auto by_hour = QueryCarbon(path_, {.group_by = GroupBy::kHour});
   ASSERT_TRUE(by_function.has_value()) << by_function.error().message();
   ASSERT_TRUE(by_hour.has_value()) << by_hour.error().message();
+  const CarbonQuery cut{.since_ns = kT0 + kHour / 2 + 1, .until_ns = kT0 + 2 * kHour + kHour / 2 + 2};
+  CarbonQuery cut_by_hour = cut;
+  cut_by_hour.group_by = GroupBy::kHour;
+  auto packed_cut = QueryCarbon(path_, cut);
+  auto packed_cut_hour = QueryCarbon(path_, cut_by_hour);
+  ASSERT_TRUE(packed_cut.has_value() && packed_cut_hour.has_value());
   ASSERT_TRUE((*l)->Close().has_value());  // expands the packs into rows
   EXPECT_EQ((*l)->stats().records_expanded, pushed);
   auto rows_function = QueryCarbon(path_, {});
@@ -269,6 +275,15 @@ TEST_F(CarbonQueryTest, CallsStillInPacksReportAsTheirRowsWill) {
   };
   same(*by_function, *rows_function);
   same(*by_hour, *rows_hour);
+  // A window that cuts through a pack at each end counts the records inside it, as the rows do.
+  auto rows_cut = QueryCarbon(path_, cut);
+  auto rows_cut_hour = QueryCarbon(path_, cut_by_hour);
+  ASSERT_TRUE(rows_cut.has_value() && rows_cut_hour.has_value());
+  same(*packed_cut, *rows_cut);
+  same(*packed_cut_hour, *rows_cut_hour);
+  ASSERT_EQ(rows_cut->rows.size(), 2u);
+  EXPECT_EQ(rows_cut->rows[0].calls, 2 + 3 + 1);  // a: 2 of hour 0, all 3 of hour 1, 1 of hour 2
+  EXPECT_EQ(rows_cut->rows[1].calls, 1);          // b: its one call, at the start of hour 2
   ASSERT_EQ(rows_function->rows.size(), 2u);
   EXPECT_EQ(rows_function->rows[0].key, "a");
   EXPECT_EQ(rows_function->rows[0].calls, 8);
