@@ -37,6 +37,22 @@ void CheckCloses(const IntervalSnapshot& s, std::map<int, std::uint64_t>* last_e
   }
 }
 
+// CheckCloses over a run's snapshots, in order; returns the cycles of user accounts and of idle.
+std::pair<std::uint64_t, std::uint64_t> CheckAllCloses(const std::vector<IntervalSnapshot>& snaps) {
+  std::map<int, std::uint64_t> last_end;
+  std::uint64_t user = 0, idle = 0;
+  for (const auto& s : snaps) {
+    CheckCloses(s, &last_end);
+    for (const auto& c : s.cores) {
+      idle += c.idle;
+      for (const auto& a : c.busy) {
+        if (a.account >= accounts::kFirstUser) user += a.cycles;
+      }
+    }
+  }
+  return {user, idle};
+}
+
 TEST(Accounting, IntervalsCloseExactlyUnderMixedLoad) {
   auto rt = Runtime::Create(RuntimeConfig{.cores = FirstCpus(2)});
   ASSERT_TRUE(rt.has_value());
@@ -76,17 +92,7 @@ TEST(Accounting, IntervalsCloseExactlyUnderMixedLoad) {
     sampler.join();
   }).has_value());
   ASSERT_GT(snaps.size(), 20u);
-  std::map<int, std::uint64_t> last_end;
-  std::uint64_t user = 0, idle = 0;
-  for (const auto& s : snaps) {
-    CheckCloses(s, &last_end);
-    for (const auto& c : s.cores) {
-      idle += c.idle;
-      for (const auto& a : c.busy) {
-        if (a.account >= accounts::kFirstUser) user += a.cycles;
-      }
-    }
-  }
+  const auto [user, idle] = CheckAllCloses(snaps);
   EXPECT_GT(user, 0u);
   EXPECT_GT(idle, 0u);
 }
@@ -141,17 +147,7 @@ TEST(Accounting, ClosesRacingBlockingCoresStayExact) {
     closer.join();
   }).has_value());
   ASSERT_GT(snaps.size(), 200u);
-  std::map<int, std::uint64_t> last_end;
-  std::uint64_t user = 0, idle = 0;
-  for (const auto& s : snaps) {
-    CheckCloses(s, &last_end);
-    for (const auto& c : s.cores) {
-      idle += c.idle;
-      for (const auto& a : c.busy) {
-        if (a.account >= accounts::kFirstUser) user += a.cycles;
-      }
-    }
-  }
+  const auto [user, idle] = CheckAllCloses(snaps);
   // The last stretch after the final close is in no snapshot: the burn must be mostly there.
   EXPECT_GT(user, burned.load() * 9 / 10) << "user cycles charged " << user << " of " << burned.load() << " burned";
   EXPECT_GT(idle, 0u);
