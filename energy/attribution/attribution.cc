@@ -157,14 +157,8 @@ void BillBook::Apply(Bill& b, bool fresh, const AccountShare& a, const IntervalA
 }
 
 Status<void> BillBook::Add(const IntervalAttribution& iv) {
-  Status<void> result;
-  const Price p = PriceOf(iv, result);
-  for (const AccountShare& a : iv.invocations) {
-    auto [it, fresh] = bills_.try_emplace(a.account_id);
-    Apply(it->second, fresh, a, iv, p, carbon_ != nullptr);
-  }
-  AddTotals(iv, p);
-  return result;
+  std::vector<std::optional<Bill>> none;  // nothing finishing: every share goes into the book
+  return AddAndTake(iv, {}, none);
 }
 
 Status<void> BillBook::AddAndTake(const IntervalAttribution& iv, std::span<const uint64_t> finishing,
@@ -201,16 +195,6 @@ Status<void> BillBook::AddAndTake(const IntervalAttribution& iv, std::span<const
     }
   }
   for (; f != order_.end(); ++f) take_earlier(f->first, out[f->second]);
-  AddTotals(iv, p);
-  return result;
-}
-
-void BillBook::PutBack(Bill bill) {
-  const uint64_t account = bill.account_id;
-  bills_.insert_or_assign(account, std::move(bill));
-}
-
-void BillBook::AddTotals(const IntervalAttribution& iv, const Price& p) {
   totals_.meter.AddScaled(iv.meter, 1.0);
   totals_.invocations.AddScaled(iv.InvocationTotal(), 1.0);
   totals_.idle.AddScaled(iv.idle, 1.0);
@@ -218,6 +202,12 @@ void BillBook::AddTotals(const IntervalAttribution& iv, const Price& p) {
   totals_.unaccounted.AddScaled(iv.unaccounted, 1.0);
   if (p.unit) totals_.meter_grams += carbon::Grams(iv.meter.NodeTotal(), p.g_per_kwh);
   ++totals_.intervals;
+  return result;
+}
+
+void BillBook::PutBack(Bill bill) {
+  const uint64_t account = bill.account_id;
+  bills_.insert_or_assign(account, std::move(bill));
 }
 
 std::optional<Bill> BillBook::Take(uint64_t account_id) {

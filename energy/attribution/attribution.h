@@ -128,7 +128,8 @@ class BillBook {
   // carbon_complete = false) and the error is returned.
   junction::Status<void> Add(const IntervalAttribution& interval);
 
-  // Add(interval), then out[i] = Take(finishing[i]) for every i — in one pass, where the bill
+  // Add(interval), then out[i] = Take(finishing[i]) for every i — in one pass (Add is this with
+  // nothing finishing), where the bill
   // of a finishing account that touched no earlier interval (a call shorter than an interval:
   // nearly all of them) never enters the book, so it costs no map insert, search or erase.
   // `finishing` in any order (ascending is cheapest), no duplicates; `out` is resized to it.
@@ -154,7 +155,6 @@ class BillBook {
   // Adds one share to a bill (`fresh`: the bill's first interval).
   static void Apply(Bill& b, bool fresh, const AccountShare& a, const IntervalAttribution& iv, const Price& p,
                     bool carbon);
-  void AddTotals(const IntervalAttribution& iv, const Price& p);
 
   const carbon::CarbonModel* carbon_;
   std::vector<std::pair<uint64_t, uint32_t>> order_;  // AddAndTake: finishing, by account

@@ -225,12 +225,17 @@ TEST(AttributionTest, OneToThreeBurnBilledWithinThreePercentAndSumsEqualMeter) {
   }
 }
 
-TEST(BillBookTest, IntervalsEitherSideOfAnHourArePricedAtTheirOwnIntensity) {
+// 100 gCO2e/kWh until 2022-03-01 01:00Z, 400 from then; 0.5 g embodied per core-second.
+junction::Status<carbon::CarbonModel> HourChangeModel() {
   auto ci = carbon::IntensitySource::FromCsvText(
       "timestamp,gco2e_per_kwh\n2022-03-01 00:00:00Z,100\n2022-03-01 01:00:00Z,400\n", {});
-  ASSERT_TRUE(ci);
-  auto model = carbon::CarbonModel::Create(std::move(*ci), {.embodied_g_per_core_second = 0.5});
-  ASSERT_TRUE(model);
+  if (!ci) return std::unexpected(ci.error());
+  return carbon::CarbonModel::Create(std::move(*ci), {.embodied_g_per_core_second = 0.5});
+}
+
+TEST(BillBookTest, IntervalsEitherSideOfAnHourArePricedAtTheirOwnIntensity) {
+  auto model = HourChangeModel();
+  ASSERT_TRUE(model) << model.error().message();
   const int64_t hour = *carbon::ParseTimestamp("2022-03-01 01:00:00Z");
   Attributor attributor;
   BillBook book(&*model);
@@ -264,11 +269,8 @@ TEST(BillBookTest, IntervalsEitherSideOfAnHourArePricedAtTheirOwnIntensity) {
 // cycle, calls that never ran, finishing lists in any order, across an hour's change of
 // intensity (the embodied rate on), and a bill put back and taken again.
 TEST(BillBookTest, AddAndTakeBillsExactlyAsAddThenTake) {
-  auto ci = carbon::IntensitySource::FromCsvText(
-      "timestamp,gco2e_per_kwh\n2022-03-01 00:00:00Z,100\n2022-03-01 01:00:00Z,400\n", {});
-  ASSERT_TRUE(ci);
-  auto model = carbon::CarbonModel::Create(std::move(*ci), {.embodied_g_per_core_second = 0.5});
-  ASSERT_TRUE(model);
+  auto model = HourChangeModel();
+  ASSERT_TRUE(model) << model.error().message();
   const int64_t t0 = *carbon::ParseTimestamp("2022-03-01 01:00:00Z") - 200'000'000;
   Attributor attributor;
   BillBook reference(&*model), fast(&*model);

@@ -33,14 +33,7 @@ class SpscQueue {
 
   // Producer only. False when full (the record is not queued).
   bool TryPush(const T& v) {
-    const size_t tail = tail_.load(std::memory_order_relaxed);
-    if (tail - cached_head_ > mask_) {
-      cached_head_ = head_.load(std::memory_order_acquire);
-      if (tail - cached_head_ > mask_) return false;
-    }
-    slots_[tail & mask_] = v;
-    tail_.store(tail + 1, std::memory_order_release);
-    return true;
+    return TryPushWith([&v](T& slot) { slot = v; });
   }
 
   // Producer only: the same, filling the slot in place with fill(T&) (one copy of a large

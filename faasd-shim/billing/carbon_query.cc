@@ -5,7 +5,6 @@
 #include <ctime>
 #include <filesystem>
 #include <map>
-#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -120,7 +119,12 @@ Status<void> AddPacksAcrossTheWindow(energy::SqliteDb& db, const CarbonQuery& q,
   struct Sum {
     long long calls = 0;
     double joules = 0, grams = 0, embodied = 0;
-    std::set<std::string> kinds;
+    std::string kinds;  // comma-separated, repeats allowed: KindSet puts them in order
+  };
+  auto add_kinds = [](Sum& sum, std::string_view kinds) {
+    if (kinds.empty()) return;
+    if (!sum.kinds.empty()) sum.kinds += ',';
+    sum.kinds += kinds;
   };
   std::map<std::pair<std::string, std::string>, Sum> sums;  // (key, source)
   if (auto s = ForEachRow(*st, [&] {
@@ -136,7 +140,7 @@ Status<void> AddPacksAcrossTheWindow(energy::SqliteDb& db, const CarbonQuery& q,
               sum.joules += r.joules.NodeTotal().value;
               sum.grams += r.grams;
               sum.embodied += r.embodied_grams;
-              sum.kinds.insert(std::string(energy::carbon::IntensityKindName(r.intensity_kind)));
+              add_kinds(sum, energy::carbon::IntensityKindName(r.intensity_kind));
             });
         const std::int64_t last_end = st->ColumnInt64(6);
         if (!decoded && last_end < q.until_ns) {
@@ -145,13 +149,7 @@ Status<void> AddPacksAcrossTheWindow(energy::SqliteDb& db, const CarbonQuery& q,
           sum.joules += st->ColumnDouble(8);
           sum.grams += st->ColumnDouble(9);
           sum.embodied += st->ColumnDouble(10);
-          const std::string kinds = st->ColumnText(11);
-          for (std::size_t pos = 0; pos < kinds.size();) {
-            std::size_t end = kinds.find(',', pos);
-            if (end == std::string::npos) end = kinds.size();
-            sum.kinds.insert(kinds.substr(pos, end - pos));
-            pos = end + 1;
-          }
+          add_kinds(sum, st->ColumnText(11));
         }
       });
       !s) {
@@ -160,23 +158,22 @@ Status<void> AddPacksAcrossTheWindow(energy::SqliteDb& db, const CarbonQuery& q,
   if (sums.empty()) return {};
   const CarbonRow::Kind kind = by_hour ? CarbonRow::Kind::kHour : CarbonRow::Kind::kFunction;
   for (auto& [key, sum] : sums) {
-    std::string concat;
-    for (const std::string& k : sum.kinds) concat += (concat.empty() ? "" : ",") + k;
     auto row = std::find_if(report.rows.begin(), report.rows.end(), [&](const CarbonRow& r) {
       return r.kind == kind && r.key == key.first && r.source == key.second;
     });
     if (row == report.rows.end()) {
       report.rows.push_back({kind, key.first, key.second, sum.calls, sum.joules, sum.grams, sum.embodied,
-                             KindSet(concat)});
+                             KindSet(sum.kinds)});
       continue;
     }
     row->calls += sum.calls;
     row->joules += sum.joules;
     row->grams = row->grams.value_or(0.0) + sum.grams;
     row->embodied = row->embodied.value_or(0.0) + sum.embodied;
-    std::string merged = row->intensity_kind;
+    std::string merged = row->intensity_kind;  // KindSet's "measured+held"
     std::replace(merged.begin(), merged.end(), '+', ',');
-    row->intensity_kind = KindSet(merged.empty() ? concat : merged + "," + concat);
+    add_kinds(sum, merged);
+    row->intensity_kind = KindSet(sum.kinds);
   }
   // The SQL's order: by key, then source.
   std::stable_sort(report.rows.begin(), report.rows.end(), [](const CarbonRow& a, const CarbonRow& b) {

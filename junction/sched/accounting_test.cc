@@ -37,6 +37,17 @@ void CheckCloses(const IntervalSnapshot& s, std::map<int, std::uint64_t>* last_e
   }
 }
 
+// Closes an interval into `snaps`; false (and a test failure) when CloseInterval fails.
+bool CloseInto(Runtime* r, std::vector<IntervalSnapshot>& snaps) {
+  auto s = r->CloseInterval();
+  if (!s) {
+    ADD_FAILURE() << s.error().message();
+    return false;
+  }
+  snaps.push_back(std::move(*s));
+  return true;
+}
+
 // CheckCloses over a run's snapshots, in order; returns the cycles of user accounts and of idle.
 std::pair<std::uint64_t, std::uint64_t> CheckAllCloses(const std::vector<IntervalSnapshot>& snaps) {
   std::map<int, std::uint64_t> last_end;
@@ -118,12 +129,7 @@ TEST(Accounting, ClosesRacingBlockingCoresStayExact) {
     closer = std::thread([&] {
       while (!stop.load()) {
         std::this_thread::sleep_for(100us);
-        auto s = r->CloseInterval();
-        if (!s) {
-          ADD_FAILURE() << s.error().message();
-          break;
-        }
-        snaps.push_back(std::move(*s));
+        if (!CloseInto(r, snaps)) break;
       }
       closer_done.store(true);
     });
@@ -238,12 +244,7 @@ TEST(Accounting, AnIdleCoreIsClosedWithoutWakingIt) {
       const std::uint64_t blocks0 = r->counters(0).blocks;
       for (int i = 0; i < kCloses; ++i) {
         std::this_thread::sleep_for(5ms);
-        auto s = r->CloseInterval();
-        if (!s) {
-          ADD_FAILURE() << s.error().message();
-          break;
-        }
-        snaps.push_back(std::move(*s));
+        if (!CloseInto(r, snaps)) break;
       }
       wakes = r->counters(0).blocks - blocks0;
       done.store(true);
