@@ -81,6 +81,8 @@ class Core {
   void PushLocal(detail::Thread* t);
   StackPool& pool() { return pool_; }
   void AddPollHook(std::function<void()> hook) { poll_hooks_.push_back(std::move(hook)); }
+  // The TSC of the current (or last) idle-loop pass, read before the poll hooks ran.
+  std::uint64_t poll_pass_tsc() const { return last_poll_tsc_; }
   Status<void> AddIdleFd(int fd, std::uint32_t events, std::function<void(std::uint32_t)> cb);
 
   // --- the kthread of core `from` (any other core of this runtime) ---

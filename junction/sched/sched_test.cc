@@ -8,10 +8,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "junction/sched/core.h"
+#include "junction/sched/core_hooks.h"
 #include "junction/sched/runtime.h"
 #include "junction/sched/test_util.h"
 
@@ -334,6 +337,39 @@ TEST(Sched, ParkUntilTimesOutWithoutUnpark) {
     ThreadRef self = Self();
     Unpark(self);  // a pending permit makes the next park return at once
     EXPECT_TRUE(ParkUntil(Clock::now() + 1s));
+  });
+}
+
+// The poll hooks of one pass share the pass's TSC reading: taken before they run, the same
+// for every hook of the pass, newer on every later pass.
+TEST(Sched, PollHooksOfAPassShareItsTscReading) {
+  RunOnCores(1, [] {
+    struct Seen {
+      std::uint64_t first_hook_pass = 0, first_hook_tsc = 0;
+      std::vector<std::pair<std::uint64_t, std::uint64_t>> passes;  // (pass TSC, after it)
+      int mismatches = 0;
+    };
+    auto seen = std::make_shared<Seen>();
+    AddPollHook([seen] {
+      seen->first_hook_pass = PollPassTsc();
+      seen->first_hook_tsc = Rdtsc();
+    });
+    AddPollHook([seen] {
+      if (seen->passes.size() >= 1000) return;
+      if (PollPassTsc() != seen->first_hook_pass) ++seen->mismatches;
+      seen->passes.emplace_back(PollPassTsc(), seen->first_hook_tsc);
+    });
+    const std::uint64_t before = Rdtsc();
+    while (seen->passes.size() < 1000) SleepFor(10us);
+    EXPECT_EQ(seen->mismatches, 0);
+    ASSERT_GE(seen->passes.size(), 1000u);
+    EXPECT_GE(seen->passes.back().first, before);
+    for (std::size_t i = 0; i < seen->passes.size(); ++i) {
+      EXPECT_LE(seen->passes[i].first, seen->passes[i].second) << "pass " << i;
+      if (i > 0) {
+        EXPECT_GT(seen->passes[i].first, seen->passes[i - 1].first) << "pass " << i;
+      }
+    }
   });
 }
 

@@ -89,7 +89,10 @@ class CoreNet final : public tcp::TcpTx {
   // ring, the RX burst (through the fault injector) last, then the TX flush. Returns the work
   // done: frames handled, plus frames a full TX ring had refused that went out since the last pass
   // (so a caller that backs off while idle keeps retrying while the ring drains).
+  // `now_tsc`: a TSC reading of this moment (the scheduler's pass reading, sched::PollPassTsc);
+  // Poll() reads its own.
   int Poll();
+  int Poll(std::uint64_t now_tsc);
   // Frames wait for a later pass: refused by a full TX ring, or held by a fault injector
   // (delay, reorder). The caller should poll again soon rather than idle.
   bool holding() const { return tx_retry_ > 0 || tx_faults_.holding() || rx_faults_.holding(); }
@@ -175,6 +178,7 @@ class CoreNet final : public tcp::TcpTx {
   std::uint64_t housekeeping_cycles_ = 0;
   std::uint64_t busy_polls_ = 0;
   std::int64_t pass_now_ns_ = 0;  // MonoNs at the start of the running Poll(); 0 outside one
+  std::uint64_t last_pass_tsc_ = 0;  // the TSC of the latest Poll(): a coarse clock for ARP hits
   bool stopped_ = false;
   int tx_count_ = 0;
   int tx_retry_ = 0;  // tx_[0, tx_retry_): frames a full ring refused, retried first by Flush
