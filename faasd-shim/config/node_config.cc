@@ -84,10 +84,14 @@ Status<void> ParseRuntime(const toml::table& t, junction::sched::RuntimeConfig* 
       auto v = Integer(node, key, 1, 1'000'000);
       if (!v) return std::unexpected(v.error());
       rc->poll_interval_us = static_cast<std::uint32_t>(*v);
+    } else if (k == "park_poll_us") {
+      auto v = Integer(node, key, 0, 1'000);
+      if (!v) return std::unexpected(v.error());
+      rc->park_poll_us = static_cast<std::uint32_t>(*v);
     } else {
       return Bad(fmt::format("{}: unknown key (known in [runtime]: cores, stack_size_kib, "
                              "stack_guard, stack_cache, stack_prealloc, heap_prealloc_kib, idle_spin_us, timer_spin_us, "
-                             "poll_interval_us)", key));
+                             "poll_interval_us, park_poll_us)", key));
     }
   }
   return {};

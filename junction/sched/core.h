@@ -122,6 +122,7 @@ class Core {
   void RunTimers();
   void ArmTimer(std::int64_t deadline_ns, std::uint64_t token, detail::Thread* t);
   detail::Thread* FindWork();
+  bool PollWhileParking(detail::Thread* self, std::int64_t deadline_ns, std::uint64_t now);
   bool TrySteal();
   void BlockIdle();
   void MaybeWakeIdlePeer();
@@ -148,6 +149,7 @@ class Core {
   std::uint64_t spin_cycles_;
   static constexpr double kStealIntervalNs = 1000;
   std::uint64_t steal_interval_cycles_;
+  std::uint64_t park_poll_cycles_;
   std::uint64_t last_steal_tsc_ = 0;
   std::uint64_t token_counter_ = 0;
   std::uint64_t steal_seed_;

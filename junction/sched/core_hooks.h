@@ -27,9 +27,11 @@ Status<void> AddIdleFd(int fd, std::uint32_t events, std::function<void(std::uin
 // anyway, so polling once per queued uthread only buys system calls.
 bool LocalRunQueueEmpty();
 
-// From a poll hook: the TSC the core read at the start of this pass, just before it ran the
-// hooks. A TSC read costs ~20 ns on these VMs, a fifth of an empty pass: every hook of a pass
-// shares this one (a pass is a few hundred ns at most, so it is as fresh as a hook needs).
+// From a poll hook: the TSC the core read for this pass, before it ran the hooks; never older
+// than a previous pass's. A TSC read costs ~20 ns on these VMs, a third of an empty pass:
+// every hook of a pass shares one, and the passes a parking uthread runs itself
+// (RuntimeConfig::park_poll_us) share one among four. At most ~0.3 us old: as fresh as a
+// hook needs (TCP timers tick in milliseconds).
 std::uint64_t PollPassTsc();
 
 }  // namespace junction::sched

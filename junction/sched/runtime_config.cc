@@ -59,6 +59,9 @@ Status<void> ValidateRuntimeConfig(const RuntimeConfig& config) {
   if (config.timer_spin_us > 10'000) {
     return bad("runtime.timer_spin_us: above 10000 (10 ms)");
   }
+  if (config.park_poll_us > 1000) {
+    return bad("runtime.park_poll_us: above 1000 (1 ms); a parked uthread would hold its core");
+  }
   if (config.poll_interval_us == 0 || config.poll_interval_us > 1'000'000) {
     return bad("runtime.poll_interval_us: must be between 1 and 1000000");
   }

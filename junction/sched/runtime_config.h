@@ -38,6 +38,10 @@ struct RuntimeConfig {
   // The longest a core runs uthreads back to back before it polls the network hooks and its
   // remote wake-up inbox again.
   std::uint32_t poll_interval_us = 5;
+  // How long a uthread that parks on a core with nothing else to run polls the network hooks
+  // itself before it switches away: a wake-up meanwhile (the response to a request it just
+  // sent) then costs no context switch. 0: never; the idle loop alone polls.
+  std::uint32_t park_poll_us = 10;
 };
 
 // Checks every field against this machine. The error names the key (as it is spelt in the

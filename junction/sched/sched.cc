@@ -158,7 +158,7 @@ Status<void> OnEveryCore(const std::function<Status<void>(int)>& fn, AccountId a
 // --- core hooks (core_hooks.h) ---------------------------------------------------------------
 namespace junction::sched {
 void AddPollHook(std::function<void()> hook) { NeedCore("AddPollHook")->AddPollHook(std::move(hook)); }
-std::uint64_t PollPassTsc() { return NeedCore("PollPassTsc")->poll_pass_tsc(); }
+std::uint64_t PollPassTsc() { return ThisCore()->poll_pass_tsc(); }  // hooks run on a core
 bool LocalRunQueueEmpty() { return NeedCore("LocalRunQueueEmpty")->run_queue().Empty(); }
 Status<void> AddIdleFd(int fd, std::uint32_t events, std::function<void(std::uint32_t)> callback) {
   return NeedCore("AddIdleFd")->AddIdleFd(fd, events, std::move(callback));

@@ -373,6 +373,110 @@ TEST(Sched, PollHooksOfAPassShareItsTscReading) {
   });
 }
 
+// A stand-in for a port: a poll hook that, on the pass after `due` is set, wakes `waiter` as
+// a socket's IoWaiter does (Unpark from the hook). Rounds of park-and-be-woken then show
+// whether the waiter polled in place (no switches) or went through the idle loop.
+struct FakePort {
+  std::atomic<ThreadRef> waiter{nullptr};
+  std::atomic<bool> due{false};
+  int woken = 0;
+  void Hook() {
+    if (!due.load(std::memory_order_relaxed)) return;
+    due = false;
+    ++woken;
+    if (ThreadRef t = waiter.exchange(nullptr)) Unpark(t);
+  }
+  // One round: ask for a wake-up on a later pass, park until it comes. Returns whether the
+  // park ended woken (not timed out).
+  bool Round(Deadline deadline) {
+    waiter = Self();
+    due = true;
+    return ParkUntil(deadline);
+  }
+};
+
+std::uint64_t SwitchesOfCore0() { return Runtime::Current()->core(0)->counters().switches; }
+
+void ParkRounds(std::uint32_t park_poll_us, AccountId account, std::uint64_t* switches, int* woken) {
+  RuntimeConfig c;
+  c.cores = FirstCpus(1);
+  c.park_poll_us = park_poll_us;
+  RunIn(c, [&] {
+    auto port = std::make_shared<FakePort>();
+    AddPollHook([port] { port->Hook(); });
+    SetAccount(account);
+    const std::uint64_t before = SwitchesOfCore0();
+    for (int i = 0; i < 1000; ++i) {
+      ASSERT_TRUE(port->Round(Clock::now() + 1s)) << "round " << i;
+    }
+    *switches = SwitchesOfCore0() - before;
+    *woken = port->woken;
+    SetAccount(accounts::kRuntime);
+  });
+}
+
+TEST(Sched, AParkingUthreadPollsInPlaceAndIsWokenWithoutASwitch) {
+  std::uint64_t polled = 0, idle = 0, invocation = 0;
+  int woken = 0;
+  ParkRounds(10, accounts::kRuntime, &polled, &woken);
+  EXPECT_EQ(woken, 1000);
+  ParkRounds(0, accounts::kRuntime, &idle, &woken);
+  EXPECT_EQ(woken, 1000);
+  // An invocation's uthread does not poll (its account would pay for the polling).
+  ParkRounds(10, accounts::kFirstUser, &invocation, &woken);
+  EXPECT_EQ(woken, 1000);
+  std::printf("switches over 1000 park rounds: %llu polling in place, %llu without, %llu as an "
+              "invocation\n", static_cast<unsigned long long>(polled),
+              static_cast<unsigned long long>(idle), static_cast<unsigned long long>(invocation));
+  EXPECT_LT(polled, 100u);  // a timer or a slow pass may still send a round the long way
+  EXPECT_GE(idle, 2000u);   // to the idle loop and back, every round
+  EXPECT_GE(invocation, 2000u);
+}
+
+TEST(Sched, ParkPollingGivesWayToAQueuedUthreadAndKeepsTheDeadline) {
+  RuntimeConfig c;
+  c.cores = FirstCpus(1);
+  c.park_poll_us = 1000;
+  RunIn(c, [] {
+    struct State {
+      std::atomic<bool> armed{false};
+      Clock::time_point t0;
+      std::atomic<ThreadRef> other{nullptr};
+      std::atomic<std::int64_t> readied_ns{-1}, ran_ns{-1};
+    };
+    auto st = std::make_shared<State>();
+    // 100 us into the main uthread's polling, the hook readies another uthread.
+    AddPollHook([st] {
+      if (!st->armed.load() || Clock::now() - st->t0 < 100us) return;
+      if (ThreadRef o = st->other.exchange(nullptr)) {
+        st->readied_ns = (Clock::now() - st->t0).count();
+        Unpark(o);
+      }
+    });
+    // Nothing wakes it: it parks until its deadline, polling at most that long.
+    const auto d0 = Clock::now();
+    EXPECT_FALSE(ParkUntil(d0 + 300us));
+    EXPECT_GE(Clock::now() - d0, 300us);
+    ThreadRef main = Self();
+    auto h = Spawn([st, main] {
+      st->other = Self();
+      Park();
+      st->ran_ns = (Clock::now() - st->t0).count();
+      Unpark(main);
+    });
+    ASSERT_TRUE(h.has_value());
+    while (st->other.load() == nullptr) Yield();  // it runs, then parks
+    st->t0 = Clock::now();
+    st->armed = true;
+    EXPECT_TRUE(ParkUntil(Clock::now() + 1s));
+    h->Join();
+    ASSERT_GE(st->readied_ns.load(), 0);
+    ASSERT_GE(st->ran_ns.load(), 0);
+    // It ran as soon as it was queued, not after the rest of the 1 ms polling budget.
+    EXPECT_LT(st->ran_ns.load() - st->readied_ns.load(), 300'000);
+  });
+}
+
 TEST(Sched, SpawnFromAPlainKthreadRunsInTheRuntime) {
   auto rt = Runtime::Create(RuntimeConfig{.cores = FirstCpus(2)});
   ASSERT_TRUE(rt.has_value());
