@@ -48,6 +48,11 @@ TEST(NodeConfig, OverridesRuntimeKeys) {
   ASSERT_TRUE(none.has_value()) << none.error().message();
   EXPECT_EQ(none->runtime.stack_prealloc, 0u);
   EXPECT_NE(ErrorOf("[runtime]\nstack_prealloc = -1\n").find("runtime.stack_prealloc"), std::string::npos);
+  auto park = ParseNodeConfig("[runtime]\npark_poll_us = 0\n", "t");
+  ASSERT_TRUE(park.has_value()) << park.error().message();
+  EXPECT_EQ(park->runtime.park_poll_us, 0u);
+  EXPECT_EQ(junction::sched::RuntimeConfig{}.park_poll_us, 10u);
+  EXPECT_NE(ErrorOf("[runtime]\npark_poll_us = 5000\n").find("runtime.park_poll_us"), std::string::npos);
 }
 
 TEST(NodeConfig, ErrorsNameTheKeyAndTheProblem) {
