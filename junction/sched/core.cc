@@ -620,6 +620,12 @@ constexpr std::uintptr_t kParkPollStackBytes = 24 * 1024;
 // they end in this wake-up, to kPoll when they give up.
 bool Core::PollWhileParking(detail::Thread* self, std::int64_t deadline_ns, std::uint64_t now) {
   if (poll_hooks_.empty() || self->account != accounts::kRuntime || rt_->stopping()) return false;
+  auto wanted = [this](std::uint64_t t) {  // by a uthread, a wake-up, a timer or a close
+    return !rq_.Empty() || inbox_.MaybeNonEmpty() || MailWaiting() || t >= next_timer_tsc_ ||
+           rt_->close_seq() != closed_seq_;
+  };
+  // Under load the queue is seldom empty: then nothing is charged or computed here.
+  if (wanted(now)) return false;
   const auto sp = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
   if (sp - reinterpret_cast<std::uintptr_t>(self->stack_low) < kParkPollStackBytes) return false;
   ChargeAt(accounts::kRuntime, now);  // the uthread's own run up to here
@@ -629,10 +635,7 @@ bool Core::PollWhileParking(detail::Thread* self, std::int64_t deadline_ns, std:
   const std::uint64_t start = now;
   std::uint64_t next_peer_look = now + steal_interval_cycles_;
   for (std::uint32_t pass = 1;; ++pass) {
-    if (!rq_.Empty() || inbox_.MaybeNonEmpty() || MailWaiting() || now >= next_timer_tsc_ ||
-        rt_->close_seq() != closed_seq_ || now - start >= budget) {
-      break;
-    }
+    if (wanted(now) || now - start >= budget) break;
     if (now >= next_peer_look) {  // what the idle loop would steal: leave it to the idle loop
       next_peer_look = now + steal_interval_cycles_;
       bool queued = false;
