@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <memory>
 #include <thread>
@@ -431,6 +432,61 @@ TEST(Sched, AParkingUthreadPollsInPlaceAndIsWokenWithoutASwitch) {
   EXPECT_LT(polled, 100u);  // a timer or a slow pass may still send a round the long way
   EXPECT_GE(idle, 2000u);   // to the idle loop and back, every round
   EXPECT_GE(invocation, 2000u);
+}
+
+// Park polling against wake-ups from another core: a ping-pong of ParkUntil across two
+// cores, each side's wake-up sent by its core's poll hook (as a socket's is), the parker
+// polling in place when it comes. A lost wake-up would show as a 5 s timeout.
+TEST(Sched, ParkPollingLosesNoWakeUpFromAnotherCore) {
+  RuntimeConfig c;
+  c.cores = FirstCpus(2);
+  if (c.cores.size() < 2) GTEST_SKIP() << "needs 2 CPUs";
+  RunIn(c, [] {
+    constexpr int kRounds = 100'000;
+    struct Side {
+      std::atomic<ThreadRef> self{nullptr};
+      std::atomic<bool> send{false};  // this core's hook should wake the other side
+    };
+    auto sides = std::make_shared<std::array<Side, 2>>();
+    std::atomic<int> turn{0}, timeouts{0}, started{0};
+    auto player = [&](int me) {
+      Side& mine = (*sides)[static_cast<std::size_t>(me)];
+      AddPollHook([sides, me] {  // the hooks outlive this body: they hold the sides
+        Side& m = (*sides)[static_cast<std::size_t>(me)];
+        if (m.send.load(std::memory_order_acquire) && m.send.exchange(false)) {
+          Unpark((*sides)[static_cast<std::size_t>(1 - me)].self.load());
+        }
+      });
+      mine.self = Self();
+      started.fetch_add(1);
+      while (started.load() < 2) Yield();
+      for (int i = 0; i < kRounds; ++i) {
+        while (turn.load(std::memory_order_acquire) != me) {
+          if (!ParkUntil(Clock::now() + 5s)) {
+            timeouts.fetch_add(1);
+            return;
+          }
+        }
+        turn.store(1 - me, std::memory_order_release);
+        mine.send.store(true, std::memory_order_release);
+      }
+    };
+    Runtime* rt = Runtime::Current();
+    const std::uint64_t before = rt->core(0)->counters().switches + rt->core(1)->counters().switches;
+    auto h0 = Spawn([&] { player(0); }, {.core = 0, .stealable = false});
+    auto h1 = Spawn([&] { player(1); }, {.core = 1, .stealable = false});
+    ASSERT_TRUE(h0.has_value() && h1.has_value());
+    h0->Join();
+    h1->Join();
+    EXPECT_EQ(timeouts.load(), 0);
+    const std::uint64_t switches =
+        rt->core(0)->counters().switches + rt->core(1)->counters().switches - before;
+    std::printf("%d cross-core rounds: %llu switches\n", kRounds,
+                static_cast<unsigned long long>(switches));
+    // Through the idle loop every round costs 4 switches (~410 000 here with park_poll_us =
+    // 0); a side that overruns its budget (a preempted vCPU) parks the long way for a while.
+    EXPECT_LT(switches, 2u * kRounds) << "few wake-ups came in place";
+  });
 }
 
 TEST(Sched, ParkPollingGivesWayToAQueuedUthreadAndKeepsTheDeadline) {
