@@ -46,7 +46,10 @@ class IoWaiter {
         break;
       }
     }
-    if (waiter_.exchange(nullptr, std::memory_order_seq_cst) != self) {
+    // Woken by a Notify, the slot is already empty: a load tells it without the locked
+    // exchange (one fewer on every wake-up's path); only a slot still holding us needs it.
+    if (waiter_.load(std::memory_order_acquire) == nullptr ||
+        waiter_.exchange(nullptr, std::memory_order_seq_cst) != self) {
       // A Notify took us out of waiter_ and may still be inside Unpark(self). Our thread
       // block must stay valid until it is done: wait for it (a few hundred ns) before we
       // return and possibly exit. The permit it leaves is a spurious wake-up for a later
