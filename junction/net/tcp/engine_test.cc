@@ -530,6 +530,30 @@ TEST_F(EngineTest, KarnsRuleAndRtoBackoff) {
   engine_->Close(c);
 }
 
+// A Send goes out stamped with the engine's last time (here 50 ms old: the uthread ran that
+// long since the engine last read the clock); FlushTx moves the RTT timing start and the RTO
+// to the present, so the timer fires an RTO after the flush and the RTT sample is the real one.
+TEST_F(EngineTest, ASendIsTimedFromItsFlushNotFromTheEnginesLastClockReading) {
+  Conn* c = Establish();
+  const ConnInfo i0 = engine_->Info(c);
+  ASSERT_EQ(i0.srtt_ns, 10 * kMs);
+  const std::int64_t rto0 = i0.rto_ns;
+  g_now += 50 * kMs;  // no pass, no clock read by the engine meanwhile
+  const auto d = Bytes(100);
+  ASSERT_EQ(*engine_->Send(c, d), 100u);
+  engine_->FlushTx();
+  Segment first = tx_.Pop();
+  Advance(rto0 - 10 * kMs);  // an RTO from the stale time would have fired by now
+  EXPECT_TRUE(tx_.sent.empty()) << "retransmitted early: the RTO ran from the stale time";
+  EXPECT_EQ(Count(TcpCounter::kRtoTimeouts), 0u);
+  Deliver(40000, 80, peer_iss_ + 1, first.seq + 100, flags::kAck, 1000);
+  const ConnInfo i1 = engine_->Info(c);
+  EXPECT_EQ(i1.rtt_samples, 2u);
+  // srtt = 7/8 x 10 ms + 1/8 x the sample (190 ms from the flush; 240 from the stale time).
+  EXPECT_EQ(i1.srtt_ns, (7 * 10 * kMs + (rto0 - 10 * kMs)) / 8);
+  engine_->Close(c);
+}
+
 // Fast retransmit on the third duplicate ACK, NewReno partial ACKs (RFC 6582): each partial
 // ACK resends the next hole at once, without waiting for the timer; the full ACK ends recovery
 // with cwnd = min(ssthresh, flight + MSS).
