@@ -629,9 +629,13 @@ bool Core::PollWhileParking(detail::Thread* self, std::int64_t deadline_ns, std:
   const auto sp = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
   if (sp - reinterpret_cast<std::uintptr_t>(self->stack_low) < kParkPollStackBytes) return false;
   ChargeAt(accounts::kRuntime, now);  // the uthread's own run up to here
+  // Up to the deadline when it is nearer (a wait with no deadline has INT64_MAX: converted to
+  // cycles it would overflow).
   const std::int64_t left_ns = deadline_ns - MonoNsAt(now);
   const std::uint64_t budget =
-      std::min<std::uint64_t>(park_poll_cycles_, NsToCycles(static_cast<double>(left_ns)));
+      left_ns >= static_cast<std::int64_t>(config_.park_poll_us) * 1000
+          ? park_poll_cycles_
+          : NsToCycles(static_cast<double>(left_ns));
   const std::uint64_t start = now;
   std::uint64_t next_peer_look = now + steal_interval_cycles_;
   for (std::uint32_t pass = 1;; ++pass) {

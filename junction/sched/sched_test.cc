@@ -398,7 +398,8 @@ struct FakePort {
 
 std::uint64_t SwitchesOfCore0() { return Runtime::Current()->core(0)->counters().switches; }
 
-void ParkRounds(std::uint32_t park_poll_us, AccountId account, std::uint64_t* switches, int* woken) {
+void ParkRounds(std::uint32_t park_poll_us, AccountId account, std::uint64_t* switches, int* woken,
+                bool no_deadline = false) {
   RuntimeConfig c;
   c.cores = FirstCpus(1);
   c.park_poll_us = park_poll_us;
@@ -408,7 +409,7 @@ void ParkRounds(std::uint32_t park_poll_us, AccountId account, std::uint64_t* sw
     SetAccount(account);
     const std::uint64_t before = SwitchesOfCore0();
     for (int i = 0; i < 1000; ++i) {
-      ASSERT_TRUE(port->Round(Clock::now() + 1s)) << "round " << i;
+      ASSERT_TRUE(port->Round(no_deadline ? Deadline::max() : Clock::now() + 1s)) << "round " << i;
     }
     *switches = SwitchesOfCore0() - before;
     *woken = port->woken;
@@ -421,6 +422,10 @@ TEST(Sched, AParkingUthreadPollsInPlaceAndIsWokenWithoutASwitch) {
   int woken = 0;
   ParkRounds(10, accounts::kRuntime, &polled, &woken);
   EXPECT_EQ(woken, 1000);
+  std::uint64_t forever = 0;  // a wait with no deadline polls the same
+  ParkRounds(10, accounts::kRuntime, &forever, &woken, true);
+  EXPECT_EQ(woken, 1000);
+  EXPECT_LT(forever, 100u);
   ParkRounds(0, accounts::kRuntime, &idle, &woken);
   EXPECT_EQ(woken, 1000);
   // An invocation's uthread does not poll (its account would pay for the polling).
