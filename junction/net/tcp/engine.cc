@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cstring>
 #include <random>
-#include <utility>
 
 #include "junction/net/net_error.h"
 #include "junction/net/tcp/conn.h"
@@ -153,7 +152,6 @@ Conn* Engine::NewConn(const FourTuple& t) {
 }
 
 void Engine::Free(Conn* c) {
-  if (c == unstamped_) unstamped_ = nullptr;
   if (c->tx_blocked) std::erase(tx_blocked_, c);  // rare: a flow freed while the port was full
   auto it = flows_.find(c->t);
   if (it != flows_.end() && it->second == c) flows_.erase(it);
@@ -205,9 +203,6 @@ void Engine::Abandon(Conn* c, int err) {
 }
 
 void Engine::Advance(std::int64_t now_ns) {
-  // A Send whose caller skipped FlushTx keeps the times it went out with: stamping them now
-  // would date it to this pass.
-  unstamped_ = nullptr;
   SetNow(now_ns);
   wheel_.Advance(now_ns, [this](TimerNode* n) { OnTimer(static_cast<Conn*>(n)); });
   if (!tx_blocked_.empty()) RetryBlockedTx();
@@ -393,29 +388,12 @@ Status<std::size_t> Engine::Send(Conn* c, std::span<const std::byte> buf) {
   }
   const std::size_t n = std::min(buf.size(), c->sndbuf.space());
   if (n == 0) return MakeError(ErrorCode::kWouldBlock, "buffer full");
-  // No clock read here: the segments go out stamped with the engine's last time (the poll
-  // pass's, usually a few hundred ns old; older after a long run of the uthread), and
-  // FlushTx, once they are on their way, moves what this call stamped to the present.
+  Now();
   EnsureSndBuf(c);
   c->sndbuf.Append(buf.data(), n);
-  unstamped_ = c;
-  unstamped_at_ = now_;
   Output(c);
   ArmTimer(c);
   return n;
-}
-
-void Engine::StampSend() {
-  Conn* c = std::exchange(unstamped_, nullptr);
-  const std::int64_t was = unstamped_at_;
-  const std::int64_t d = Now() - was;
-  if (d <= 0) return;
-  // Only what this Send set (a deadline set earlier from the same stale time moves too: by
-  // less than the staleness, later, never earlier).
-  if (c->timing && c->rtt_start == was) c->rtt_start = now_;
-  if (c->rto_at != INT64_MAX && c->rto_at == was + c->rto) c->rto_at += d;
-  if (c->persist_at != INT64_MAX && c->persist_at == was + c->persist_backoff) c->persist_at += d;
-  ArmTimer(c);
 }
 
 Status<void> Engine::Shutdown(Conn* c) {

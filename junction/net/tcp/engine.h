@@ -154,12 +154,7 @@ class Engine final : public TcpRxSink {
   // Queues a FIN after the data. Idempotent.
   Status<void> Shutdown(Conn* c);
   // Sends what the TX side buffered (TcpTx::Flush): the end of a socket call.
-  // Hands the queued segments to the port, then stamps the send times of the last Send
-  // (StampSend): call it at the end of every socket call.
-  void FlushTx() {
-    tx_->Flush();
-    if (unstamped_ != nullptr) StampSend();
-  }
+  void FlushTx() { tx_->Flush(); }
   // The application is done with c: the engine sends FIN (or RST if received data is unread,
   // RFC 9293 3.10.4 / RFC 2525 2.17) and frees c when the protocol is done with it.
   void Close(Conn* c);
@@ -229,7 +224,6 @@ class Engine final : public TcpRxSink {
   void Retransmit(Conn* c);        // the first unacknowledged segment
   std::uint16_t AdvertisedWindow(Conn* c);
   void ArmTimer(Conn* c);
-  void StampSend();
   void BlockTx(Conn* c);       // Alloc refused c's frame: retry it on the next Advance
   void RetryBlockedTx();
 
@@ -237,13 +231,6 @@ class Engine final : public TcpRxSink {
   TcpTx* tx_;
   std::uint16_t mss_;  // ours: mtu - 40
   std::int64_t now_ = 0;
-  // A Send stamps its segments' times (RTT timing start, RTO and persist deadlines) with the
-  // engine's last time, and FlushTx moves them to the clock read once the segments are gone:
-  // the clock read (~20 ns on these VMs) is off the request's path to the wire. Between the
-  // two, `unstamped_` is the connection and `unstamped_at_` the time it was stamped with; a
-  // caller that sends without FlushTx (tests driving the engine by hand) keeps the old times.
-  Conn* unstamped_ = nullptr;
-  std::int64_t unstamped_at_ = 0;
   TimerWheel wheel_;
   TcpCounters counters_;
   // Connection blocks and flow-table nodes come from here (freed ones are reused), so a SYN

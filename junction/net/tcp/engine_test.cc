@@ -530,10 +530,10 @@ TEST_F(EngineTest, KarnsRuleAndRtoBackoff) {
   engine_->Close(c);
 }
 
-// A Send goes out stamped with the engine's last time (here 50 ms old: the uthread ran that
-// long since the engine last read the clock); FlushTx moves the RTT timing start and the RTO
-// to the present, so the timer fires an RTO after the flush and the RTT sample is the real one.
-TEST_F(EngineTest, ASendIsTimedFromItsFlushNotFromTheEnginesLastClockReading) {
+// A Send is timed from the clock, not from the engine's last time (here 50 ms old: the uthread
+// ran that long since the engine last read it): the RTO fires an RTO after the send, and the
+// RTT sample is the real one.
+TEST_F(EngineTest, ASendIsTimedFromTheClockNotFromTheEnginesLastReading) {
   Conn* c = Establish();
   const ConnInfo i0 = engine_->Info(c);
   ASSERT_EQ(i0.srtt_ns, 10 * kMs);
