@@ -13,7 +13,8 @@
 //   }
 //
 // At most one uthread waits at a time (kBusy for a second). Notify is called by one thread at
-// a time (the poller of the core the socket is registered on), from any core or kthread. No
+// a time (the poller of the core the socket is registered on), from any core or kthread; two
+// concurrent notifiers could both move the epoch to the same value (see Notify). No
 // allocation, no locks: the waiter records itself in an atomic, re-checks the epoch, and parks with
 // ParkUntil in a loop (spurious wake-ups are re-checked).
 #pragma once
@@ -60,10 +61,17 @@ class IoWaiter {
   }
 
   // One notifier at a time (see above): a readiness edge. Wakes the waiter, if any.
+  //
+  // One locked instruction, the exchange: with a single notifier the epoch needs no atomic
+  // increment, and the exchange is the full fence between the epoch's store and the look at
+  // waiter_ that a waiter's compare-exchange pairs with (either the exchange takes the waiter,
+  // or the waiter's exchange comes after it and its load of the epoch sees the new value).
+  // waking_ is set before the exchange publishes the empty slot: a waiter that sees the slot
+  // empty (acquire) sees waking_ set as well. A locked increment and a locked store before
+  // the exchange cost ~12 ns on every wake-up of a dpdk round trip.
   void Notify() {
-    epoch_.fetch_add(1, std::memory_order_seq_cst);
-    if (waiter_.load(std::memory_order_seq_cst) == nullptr) return;
-    waking_.store(true, std::memory_order_seq_cst);
+    epoch_.store(epoch_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    waking_.store(true, std::memory_order_relaxed);
     sched::ThreadRef t = waiter_.exchange(nullptr, std::memory_order_seq_cst);
     if (t != nullptr) sched::Unpark(t);
     waking_.store(false, std::memory_order_release);

@@ -342,8 +342,12 @@ void ParkTimeout(detail::Thread* t) {
 
 bool Core::ParkUntil(std::int64_t deadline_ns) {
   detail::Thread* self = current_;
+  // A permit already here is taken with the compare-exchange; without one (the usual case) a
+  // load says so without a locked instruction. A permit that lands after the load is found
+  // by the park itself (PollWhileParking's check, or the switch-out's, Core::FinishPark).
   std::uint32_t expected = detail::kParkNotified;
-  if (self->park_state.compare_exchange_strong(expected, detail::kParkRunning,
+  if (self->park_state.load(std::memory_order_acquire) == expected &&
+      self->park_state.compare_exchange_strong(expected, detail::kParkRunning,
                                                std::memory_order_acq_rel)) {
     return true;
   }
