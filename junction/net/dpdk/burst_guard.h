@@ -16,7 +16,7 @@
 // action: the usual crash and core dump).
 //
 // Thread affinity: any thread; the recovery point is per thread. No system call and no
-// allocation per burst (sigsetjmp without the signal mask); only a fault costs one.
+// allocation per burst (a recovery point without the signal mask); only a fault costs one.
 #pragma once
 
 #include <cstdint>
