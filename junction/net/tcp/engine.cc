@@ -148,13 +148,21 @@ Conn* Engine::NewConn(const FourTuple& t) {
   if (all_ != nullptr) all_->all_prev = c;
   all_ = c;
   flows_[t] = c;
+  if (last_tuple_ == t) last_conn_ = c;
   return c;
+}
+
+void Engine::EraseFlow(Conn* c) {
+  auto it = flows_.find(c->t);
+  if (it == flows_.end() || it->second != c) return;
+  flows_.erase(it);
+  ++flow_erasures_;
+  if (last_conn_ == c) last_conn_ = nullptr;
 }
 
 void Engine::Free(Conn* c) {
   if (c->tx_blocked) std::erase(tx_blocked_, c);  // rare: a flow freed while the port was full
-  auto it = flows_.find(c->t);
-  if (it != flows_.end() && it->second == c) flows_.erase(it);
+  EraseFlow(c);
   wheel_.Cancel(c);
   if (c->all_prev != nullptr) c->all_prev->all_next = c->all_next; else all_ = c->all_next;
   if (c->all_next != nullptr) c->all_next->all_prev = c->all_prev;
@@ -179,8 +187,7 @@ void Engine::Abandon(Conn* c, int err) {
   c->state = TcpState::kClosed;
   c->rto_at = c->delack_at = c->persist_at = c->linger_at = INT64_MAX;
   wheel_.Cancel(c);
-  auto it = flows_.find(c->t);
-  if (it != flows_.end() && it->second == c) flows_.erase(it);
+  EraseFlow(c);
   if (c->listener != nullptr) {  // never accepted: the listener forgets it
     ListenState* l = c->listener;
     if (c->in_accept_queue) {
@@ -235,9 +242,9 @@ std::int64_t Engine::NextTimerNs() const {
 void Engine::ArmTimer(Conn* c) {
   const std::int64_t at = std::min({c->rto_at, c->delack_at, c->persist_at, c->linger_at});
   if (at == INT64_MAX) {
-    wheel_.Cancel(c);
+    wheel_.Disarm(c);
   } else if (!c->armed() || c->deadline_ns != at) {
-    wheel_.Arm(c, at);
+    wheel_.Rearm(c, at);
   }
 }
 

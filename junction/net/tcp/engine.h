@@ -186,6 +186,8 @@ class Engine final : public TcpRxSink {
   friend struct EngineInternals;
 
   std::int64_t Now();
+  // Removes c's entry from flows_ when the entry is c's (see last_conn_, flow_erasures_).
+  void EraseFlow(Conn* c);
   // Takes a reading the caller already made (a poll pass's); never moves now_ back, since a
   // pass-start reading may trail one Now() took since.
   void SetNow(std::int64_t now_ns) {
@@ -237,6 +239,14 @@ class Engine final : public TcpRxSink {
   // does not go to the allocator once a core has seen as many connections before.
   std::pmr::unsynchronized_pool_resource conn_mem_;
   std::pmr::unordered_map<FourTuple, Conn*, TupleHash> flows_{&conn_mem_};
+  // The flow the last segment in belonged to: a request/response exchange keeps hitting one
+  // flow, and this skips its hash and probe (~10 ns a segment). Cleared when that flow leaves
+  // flows_ (EraseFlow) or its tuple is mapped anew (NewConn).
+  FourTuple last_tuple_{};
+  Conn* last_conn_ = nullptr;
+  // Entries ever erased from flows_: a segment's handling that erased none left its flow in
+  // place, with no lookup to find that out.
+  std::uint64_t flow_erasures_ = 0;
   BufferPool snd_pool_;
   BufferPool rcv_pool_;
   std::size_t live_conns_ = 0;

@@ -61,8 +61,16 @@ void Engine::Input(const RxSegment& rx) {
     return;
   }
   const FourTuple t{rx.dst, s.dst_port, rx.src, s.src_port};
-  if (auto it = flows_.find(t); it != flows_.end()) {
-    Conn* c = it->second;
+  Conn* c = last_conn_ != nullptr && last_tuple_ == t ? last_conn_ : nullptr;
+  if (c == nullptr) {
+    if (auto it = flows_.find(t); it != flows_.end()) {
+      c = it->second;
+      last_tuple_ = t;
+      last_conn_ = c;
+    }
+  }
+  if (c != nullptr) {
+    const std::uint64_t erasures = flow_erasures_;
     if (c->state == TcpState::kSynSent) {
       InputSynSent(c, s);
     } else if (c->state == TcpState::kTimeWait && s.has(flags::kSyn) && !s.has(flags::kAck) &&
@@ -75,7 +83,9 @@ void Engine::Input(const RxSegment& rx) {
     } else {
       InputSynchronized(c, s);
     }
-    if (flows_.contains(t)) ArmTimer(c);  // c may be freed
+    // c may be gone (freed, or out of flows_ and done with its timers): only when an entry
+    // was erased does that need a lookup.
+    if (flow_erasures_ == erasures || flows_.contains(t)) ArmTimer(c);
     return;
   }
   if (auto it = listens_.find(t.local_port);
