@@ -140,7 +140,9 @@ class TcpRxSink {
   virtual void Input(const RxSegment& segment) = 0;
   // Runs the timers due at `now_ns` (sched::MonoNs()). Call on every poll pass.
   virtual void Advance(std::int64_t now_ns) = 0;
-  // A lower bound on when the next timer is due (INT64_MAX if none), to within the 1 ms tick.
+  // A lower bound on when the next timer is due (INT64_MAX if none): never more than the 1 ms
+  // tick late, and early where a deadline moved later or was cancelled since it was filed
+  // (the timer wheel refiles those lazily, when their old slot comes: one early wake-up).
   // Costs up to ~1000 checks: call it when about to idle, not on every pass.
   virtual std::int64_t NextTimerNs() const = 0;
 };

@@ -1,7 +1,8 @@
 // timer_wheel.h — a core's TCP timers: a hashed wheel of 1 ms slots with intrusive nodes.
 //
 // One node per connection, armed at the earliest of its timers (the connection recomputes it
-// after every event). Arm and cancel are O(1) and allocate nothing; Advance visits the slots
+// after every event). Arm and cancel are O(1) and allocate nothing (Rearm and Disarm, their
+// lazy forms, mostly only store the new deadline); Advance visits the slots
 // of the ticks that passed and fires every node whose deadline came. A deadline more than one
 // turn of the wheel away sits in its slot and is skipped until its turn comes. Owner core only.
 #pragma once
@@ -15,6 +16,7 @@ struct TimerNode {
   TimerNode* prev = nullptr;
   TimerNode* next = nullptr;
   std::int64_t deadline_ns = INT64_MAX;
+  std::int64_t slot_tick = 0;  // the tick of the slot it is linked in (when armed)
   bool armed() const { return prev != nullptr; }
 };
 
@@ -34,12 +36,30 @@ class TimerWheel {
     n->deadline_ns = deadline_ns;
     std::int64_t tick = deadline_ns / kTickNs;
     if (tick <= last_tick_) tick = last_tick_ + 1;  // never in a slot already passed
+    n->slot_tick = tick;
     TimerNode& head = slots_[static_cast<std::size_t>(tick) % kSlots];
     n->next = &head;
     n->prev = head.prev;
     head.prev->next = n;
     head.prev = n;
     ++armed_;
+  }
+  // Arm, lazily: a node whose slot comes no later than the new deadline's only takes the new
+  // deadline, and the slot's visit files it further on (Advance's "later turn"). A TCP
+  // connection moves its deadline on nearly every segment (the RTO pushed on by each send);
+  // most moves go later, and then cost a store instead of an unlink and a link.
+  void Rearm(TimerNode* n, std::int64_t deadline_ns) {
+    if (n->armed() && n->slot_tick <= deadline_ns / kTickNs) {
+      n->deadline_ns = deadline_ns;
+      return;
+    }
+    Arm(n, deadline_ns);
+  }
+  // Cancel, lazily: the node stays in its slot with no deadline and is dropped when the slot
+  // comes (or re-armed by Rearm before then, for free). Until then it counts in armed() and
+  // NextDeadlineNs(), which stay lower bounds. A node about to be freed needs Cancel.
+  void Disarm(TimerNode* n) {
+    if (n->armed()) n->deadline_ns = INT64_MAX;
   }
   void Cancel(TimerNode* n) {
     if (!n->armed()) return;
@@ -74,6 +94,7 @@ class TimerWheel {
         n->next->prev = n->prev;
         n->prev = n->next = nullptr;
         --armed_;
+        if (n->deadline_ns == INT64_MAX) continue;  // disarmed (Disarm)
         if (n->deadline_ns <= now_ns) {
           n->deadline_ns = INT64_MAX;
           fire(n);
