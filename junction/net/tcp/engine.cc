@@ -349,6 +349,10 @@ Status<void> Engine::ConnectResult(Conn* c) const {
 
 // --- connection operations -----------------------------------------------------------------
 
+bool Engine::RecvReady(const Conn* c) const {  // Recv's cases below, but kWouldBlock's
+  return c->rcvbuf.size() > 0 || c->fin_in || c->err != 0 || c->state == TcpState::kClosed;
+}
+
 Status<std::size_t> Engine::Recv(Conn* c, std::span<std::byte> buf) {
   const std::size_t n = std::min(buf.size(), c->rcvbuf.size());
   if (n > 0) {

@@ -148,6 +148,11 @@ class Engine final : public TcpRxSink {
   // Copies received bytes out: >0 bytes, 0 at end of stream, kWouldBlock when none yet,
   // or the error that ended the connection (reset, timed out).
   Status<std::size_t> Recv(Conn* c, std::span<std::byte> buf);
+  // Whether Recv into a non-empty buffer would return at once (bytes, end of stream or an
+  // error) rather than kWouldBlock. A reader that finds nothing asks this first: a waiting
+  // read then builds no error value (on a dpdk round trip, every read that finds the response
+  // not yet in, and every server read between requests).
+  bool RecvReady(const Conn* c) const;
   // Queues as much of buf as the send buffer takes (kWouldBlock when none), sends what the
   // windows allow. Errors: kClosed after Shutdown, reset/timed out, broken pipe.
   Status<std::size_t> Send(Conn* c, std::span<const std::byte> buf);

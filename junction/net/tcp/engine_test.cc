@@ -855,3 +855,40 @@ TEST_F(EngineTest, RetransmissionGivesUpWithTimedOut) {
 
 }  // namespace
 }  // namespace junction::net::tcp
+
+namespace junction::net::tcp {
+namespace {
+
+// The socket layer asks RecvReady before a read and waits when it says no: it must say yes
+// exactly when Recv would not answer kWouldBlock, in every state a reader meets.
+TEST_F(EngineTest, RecvReadyIsTrueExactlyWhenRecvWouldNotBlock) {
+  Conn* c = Establish();
+  std::byte out[16];
+  auto would_block = [&] {
+    auto r = engine_->Recv(c, out);
+    return !r && r.error().code() == ErrorCode::kWouldBlock;
+  };
+  EXPECT_FALSE(engine_->RecvReady(c));
+  EXPECT_TRUE(would_block());
+  std::byte d[10]{};
+  Deliver(40000, 80, peer_iss_ + 1, our_iss_ + 1, flags::kAck | flags::kPsh, 1000, std::span(d));
+  EXPECT_TRUE(engine_->RecvReady(c));
+  EXPECT_EQ(*engine_->Recv(c, out), 10u);
+  EXPECT_FALSE(engine_->RecvReady(c));
+  EXPECT_TRUE(would_block());
+  Deliver(40000, 80, peer_iss_ + 11, our_iss_ + 1, flags::kFin | flags::kAck, 1000);
+  EXPECT_TRUE(engine_->RecvReady(c));
+  EXPECT_EQ(*engine_->Recv(c, out), 0u);  // end of stream
+
+  tx_.sent.clear();  // the ACKs of the data and the FIN
+  Conn* r = Establish(40001);
+  EXPECT_FALSE(engine_->RecvReady(r));
+  Deliver(40001, 80, peer_iss_ + 1, our_iss_ + 1, flags::kRst, 0);
+  EXPECT_TRUE(engine_->RecvReady(r));
+  auto got = engine_->Recv(r, out);
+  ASSERT_FALSE(got);
+  EXPECT_NE(got.error().code(), ErrorCode::kWouldBlock);
+}
+
+}  // namespace
+}  // namespace junction::net::tcp

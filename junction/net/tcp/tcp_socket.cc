@@ -16,7 +16,7 @@ namespace junction::net::tcp {
 namespace {
 
 // Runs fn() on `core`: inline when the caller is there, else on a uthread spawned there and
-// joined. fn must not block (engine calls never do). R is a Status<...>.
+// joined. fn must not block (engine calls never do). R is a Status<...> or an optional of one.
 template <typename F>
 auto RunOn(int core, F&& fn) -> decltype(fn()) {
   using R = decltype(fn());
@@ -49,12 +49,17 @@ class EngineConn final : public TcpConnImpl {
     IoWaiter& w = e.read_waiter(c_);
     for (;;) {
       const std::uint64_t seen = w.epoch();
-      auto r = RunOn(core_, [&] {
+      // nullopt: nothing to read yet (RecvReady), told without building kWouldBlock's error.
+      auto r = RunOn(core_, [&]() -> std::optional<Status<std::size_t>> {
+        if (!buf.empty() && !e.RecvReady(c_)) return std::nullopt;
         auto got = e.Recv(c_, buf);  // may open the window: a window update to send
         e.FlushTx();
         return got;
       });
-      if (r || r.error().code() != ErrorCode::kWouldBlock) return r;
+      if (r) {
+        Status<std::size_t>& got = *r;
+        if (got || got.error().code() != ErrorCode::kWouldBlock) return std::move(got);
+      }
       if (auto s = Wait(w, seen, deadline, "Read"); !s) return std::unexpected(s.error());
     }
   }
