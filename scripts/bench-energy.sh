@@ -14,7 +14,10 @@
 #           CPU and are paid out of the node's own CPU, at the price of the kernel's time
 #           slices (a helper holds the CPU for ms while requests wait; noisier here).
 #
-#   scripts/bench-energy.sh                 # BUILD=build ROUNDS=6 DUR=5 CONNS=32 HELPERS=client
+# HEADERS=false turns off the energy reply headers (X-Energy-*, X-Carbon-*) of the ledger-on node:
+# what they cost the load generator to read, apart from the billing itself.
+#
+#   scripts/bench-energy.sh                 # BUILD=build ROUNDS=6 DUR=5 CONNS=32 HELPERS=client HEADERS=true
 #   SERVER_CPU=0 CLIENT_CPU=1 BUILD=build-energy HELPERS=node scripts/bench-energy.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +29,7 @@ SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
 PORT=${PORT:-18095}
 HELPERS=${HELPERS:-client}
+HEADERS=${HEADERS:-true}
 case $HELPERS in
   node) node_cpus=$SERVER_CPU ;;
   client) node_cpus=$(taskset -pc $$ | sed 's/.*: //') ;;
@@ -63,8 +67,8 @@ round() {
   local cfg="$work/node-$1.toml" out t0 t1 pid
   # A state dir of its own per round: a faasnode-state/ left in the working directory by other
   # runs (stored deployments) must not change which functions this node serves.
-  printf '[runtime]\ncores = [%s]\n[net]\nlisten = "127.0.0.1:%s"\n[functions.echo]\n[state]\ndir = "%s/state-%s-%s"\n[energy]\nenabled = %s\nledger = "%s/ledger-%s.db"\n' \
-    "$SERVER_CPU" "$PORT" "$work" "$1" "$2" "$1" "$work" "$2" >"$cfg"
+  printf '[runtime]\ncores = [%s]\n[net]\nlisten = "127.0.0.1:%s"\n[functions.echo]\n[state]\ndir = "%s/state-%s-%s"\n[energy]\nenabled = %s\nresponse_headers = %s\nledger = "%s/ledger-%s.db"\n' \
+    "$SERVER_CPU" "$PORT" "$work" "$1" "$2" "$1" "$HEADERS" "$work" "$2" >"$cfg"
   taskset -c "$node_cpus" "$BUILD/bin/faasnode" serve --config "$cfg" >"$work/node.log" 2>&1 &
   pid=$!
   wait_up "http://127.0.0.1:$PORT/healthz"
@@ -82,7 +86,7 @@ round() {
     END { cpu = d / tck; printf "%.0f %.0f %.0f %.0f %.0f\n", rps, (cpu > 0 ? n / cpu : 0), w / n, s / n, l / n }' <<<"$out"
 }
 
-echo "# $(date -u '+%F %T') UTC; uptime: $(uptime | sed 's/.*load average/load average/'); wrk -t1 -c$CONNS -d${DUR}s POST 5 bytes to /function/echo; node worker on CPU $SERVER_CPU (runtime cores = [$SERVER_CPU]), HELPERS=$HELPERS (node threads on CPUs $node_cpus), wrk on CPU $CLIENT_CPU"
+echo "# $(date -u '+%F %T') UTC; uptime: $(uptime | sed 's/.*load average/load average/'); wrk -t1 -c$CONNS -d${DUR}s POST 5 bytes to /function/echo; node worker on CPU $SERVER_CPU (runtime cores = [$SERVER_CPU]), HELPERS=$HELPERS (node threads on CPUs $node_cpus), wrk on CPU $CLIENT_CPU; energy reply headers $HEADERS"
 echo "| round | ledger | requests/s | requests per node CPU-second | node CPU ns per request: worker / sampler / writer |"
 echo "|---|---|---|---|---|"
 on=() off=() on_cpu=() off_cpu=() on_thr=() off_thr=()
