@@ -25,7 +25,8 @@ class TimerWheel {
   static constexpr std::int64_t kTickNs = 1'000'000;
   static constexpr std::size_t kSlots = 1024;
 
-  explicit TimerWheel(std::int64_t now_ns) : slots_(kSlots), last_tick_(now_ns / kTickNs) {
+  explicit TimerWheel(std::int64_t now_ns)
+      : slots_(kSlots), last_tick_(now_ns / kTickNs), next_tick_ns_((last_tick_ + 1) * kTickNs) {
     for (auto& s : slots_) s.prev = s.next = &s;
   }
   TimerWheel(const TimerWheel&) = delete;
@@ -73,11 +74,15 @@ class TimerWheel {
   // Calls fire(node) for every node due at now_ns (unlinked before the call; fire may re-arm).
   template <typename F>
   void Advance(std::int64_t now_ns, F&& fire) {
+    // Called on every poll pass, nearly always within the tick already visited: a compare,
+    // not the 64-bit division (~20-40 cycles) on a pass that a waiting request sits behind.
+    if (now_ns < next_tick_ns_) return;
     const std::int64_t now_tick = now_ns / kTickNs;
     if (now_tick <= last_tick_) return;
     std::int64_t from = last_tick_ + 1;
     if (now_tick - from >= static_cast<std::int64_t>(kSlots)) from = now_tick - kSlots + 1;
     last_tick_ = now_tick;
+    next_tick_ns_ = (now_tick + 1) * kTickNs;
     for (std::int64_t t = from; t <= now_tick; ++t) {
       TimerNode& head = slots_[static_cast<std::size_t>(t) % kSlots];
       // Move the slot's nodes aside first: fire() may arm nodes into this very slot.
@@ -123,6 +128,7 @@ class TimerWheel {
  private:
   std::vector<TimerNode> slots_;  // sentinels
   std::int64_t last_tick_;
+  std::int64_t next_tick_ns_;  // the start of the tick after last_tick_
   std::size_t armed_ = 0;
 };
 
