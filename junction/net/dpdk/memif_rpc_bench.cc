@@ -210,6 +210,7 @@ bool RawEcho(dpdk::Port& p) {
   if (!RawEcho(p)) _exit(17);
   // TCP: a 1-core runtime on the same CPU; the stack takes the started port over.
   int rc = 10;
+  bool raw_again = false;
   {
     auto rt = sched::Runtime::Create(sched::RuntimeConfig{.cores = {cpu}});
     if (!rt) _exit(11);
@@ -240,17 +241,22 @@ bool RawEcho(dpdk::Port& p) {
         return;
       }
       server->Join();
-      // Keep polling until the parent's stack no longer touches the port.
+      // Keep polling until the parent's stack no longer touches the port: 't' (go back to raw
+      // echo), or EOF or an error (the parent is done or gone: exit).
       for (;;) {
         const ssize_t r = read(done_fd, &ch, 1);
-        if (r != 0 && !(r < 0 && errno == EAGAIN)) break;  // 't', EOF or an error
-        sched::SleepFor(2ms);
+        if (r < 0 && errno == EAGAIN) {
+          sched::SleepFor(2ms);
+          continue;
+        }
+        raw_again = r == 1 && ch == 't';
+        break;
       }
       l->Close();
       rc = 0;
     });
   }
-  if (rc != 0) _exit(rc);
+  if (rc != 0 || !raw_again) _exit(rc);
   // The stack is gone, the port stays started: echo raw frames again for the second floor.
   fcntl(done_fd, F_SETFL, 0);
   if (write(back_fd, "r", 1) != 1) _exit(18);
