@@ -71,6 +71,18 @@ class IoWaiter {
   // the exchange cost ~12 ns on every wake-up of a dpdk round trip.
   void Notify() {
     epoch_.store(epoch_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    // The waiter is the uthread running on this kthread: it is polling in place while it
+    // parks and one of its poll hooks called this. It registered itself on this kthread, no
+    // other thread can take or fill the slot while it holds it (one notifier; a second waiter
+    // gets kBusy), and it reads the epoch after this returns, in program order: plain
+    // accesses do. The exchange it saves is the first locked instruction after a receive
+    // burst, which waits for the burst's stores to the shared ring to drain.
+    if (sched::ThreadRef w = waiter_.load(std::memory_order_relaxed);
+        w != nullptr && sched::IsRunningHere(w)) {
+      waiter_.store(nullptr, std::memory_order_relaxed);
+      sched::Unpark(w);  // its self_permit
+      return;
+    }
     waking_.store(true, std::memory_order_relaxed);
     sched::ThreadRef t = waiter_.exchange(nullptr, std::memory_order_seq_cst);
     if (t != nullptr) sched::Unpark(t);

@@ -6,6 +6,8 @@
 
 #include <atomic>
 
+#include "junction/sched/core_hooks.h"
+#include "junction/sched/runtime_config.h"
 #include "junction/sched/sched.h"
 #include "junction/sched/sync.h"
 #include "junction/sched/test_util.h"
@@ -49,6 +51,45 @@ TEST(IoWaiterTest, NotifyFromAnotherCoreWakesTheWaiter) {
     EXPECT_LT(Clock::now() - t0, 5s);
     h->Join();
   });
+}
+
+// Notify from a poll hook of the waiter's own core, the dpdk stack's case: with park polling
+// the waiter runs the hook itself (Notify's same-kthread path, no exchange); without it, or
+// when the edge comes after the polling budget, the idle loop runs it (the general path).
+// Every round ends ready, well within its deadline, and leaves the slot free for the next.
+TEST(IoWaiterTest, AHookOnTheWaitersOwnCoreWakesItRoundAfterRound) {
+  for (std::uint32_t park_poll_us : {10u, 0u}) {
+    sched::RuntimeConfig c;
+    c.cores = sched::testing::FirstCpus(1);
+    c.park_poll_us = park_poll_us;
+    sched::testing::RunIn(c, [park_poll_us] {
+      struct Edge {
+        IoWaiter w;
+        std::atomic<int> passes_left{-1};  // the hook notifies when it counts down to 0
+      };
+      auto e = std::make_shared<Edge>();
+      sched::AddPollHook([e] {
+        const int left = e->passes_left.load(std::memory_order_relaxed);
+        if (left > 0) {
+          e->passes_left.store(left - 1, std::memory_order_relaxed);
+        } else if (left == 0) {
+          e->passes_left.store(-1, std::memory_order_relaxed);
+          e->w.Notify();
+        }
+      });
+      for (int i = 0; i < 2000; ++i) {
+        const std::uint64_t seen = e->w.epoch();
+        // Mostly a few passes away (within the polling budget), every 50th round far past it.
+        e->passes_left.store(i % 50 == 0 ? 2000 : i % 7, std::memory_order_relaxed);
+        const auto t0 = Clock::now();
+        ASSERT_EQ(e->w.Wait(seen, t0 + 5s), IoWaiter::kReady)
+            << "round " << i << ", park_poll_us " << park_poll_us;
+        ASSERT_LT(Clock::now() - t0, 1s) << "round " << i;
+      }
+      e->passes_left.store(-1);
+      EXPECT_EQ(e->w.Wait(e->w.epoch(), Clock::now() + 1ms), IoWaiter::kTimedOut);  // slot free
+    });
+  }
 }
 
 TEST(IoWaiterTest, SecondWaiterIsBusy) {

@@ -96,12 +96,11 @@ bool ParkUntil(Deadline deadline) { return NeedCore("ParkUntil")->ParkUntil(ToNs
 
 void Unpark(ThreadRef t) {
   // A uthread waking itself: a poll hook run by a parking uthread (Core::PollWhileParking)
-  // finds the segment it waits for. It is running, so the permit is all there is to give;
-  // and as only a running uthread's own core moves it out of kParkRunning or kParkNotified,
-  // while other cores only ever set kParkNotified there, a plain store is enough: two locked
-  // compare-exchanges fewer on a dpdk round trip's path.
+  // finds the segment it waits for. It is running, so the permit is all there is to give,
+  // and it goes into the thread's own plain self_permit (only this kthread touches it while
+  // the thread runs): no locked instruction to give it, none to take it.
   if (const Core* c = ThisCore(); c != nullptr && c->current() == t) {
-    t->park_state.store(detail::kParkNotified, std::memory_order_release);
+    t->self_permit = true;  // see Thread::self_permit
     return;
   }
   // Try the parked case first with the CAS itself, not a load and then a CAS: on another
@@ -130,6 +129,10 @@ void Unpark(ThreadRef t) {
 
 AccountId CurrentAccount() { return NeedCore("CurrentAccount")->current()->account; }
 void SetAccount(AccountId account) { NeedCore("SetAccount")->SetAccount(account); }
+bool IsRunningHere(ThreadRef t) {
+  const Core* c = ThisCore();
+  return c != nullptr && c->current() == t;
+}
 bool InRuntime() { return ThisCore() != nullptr; }
 int CurrentCore() {
   Core* c = ThisCore();

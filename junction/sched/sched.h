@@ -112,6 +112,10 @@ void Park();
 // As Park, but returns false if the deadline passed first.
 bool ParkUntil(Deadline deadline);
 void Unpark(ThreadRef t);
+// Whether `t` is the uthread running on the caller's kthread right now (false outside the
+// runtime). Then nothing but this kthread touches t until it parks: what a waker running in
+// t's own poll pass (Core's park polling) needs to know to skip atomic read-modify-writes.
+bool IsRunningHere(ThreadRef t);
 
 // Cycle accounts of the running uthread (see runtime.h, CloseInterval).
 AccountId CurrentAccount();

@@ -341,6 +341,28 @@ TEST(Sched, ParkUntilTimesOutWithoutUnpark) {
   });
 }
 
+// A uthread's Unpark of itself is a permit kept apart from park_state (Thread::self_permit):
+// the next Park or ParkUntil takes it at once, exactly once, and it is no one else's.
+TEST(Sched, AUthreadsPermitToItselfIsTakenOnceByEitherPark) {
+  RunOnCores(1, [] {
+    ThreadRef self = Self();
+    EXPECT_TRUE(IsRunningHere(self));
+    Unpark(self);
+    Unpark(self);  // permits do not add up
+    EXPECT_TRUE(ParkUntil(Clock::now() + 1s));
+    const auto t0 = Clock::now();
+    EXPECT_FALSE(ParkUntil(t0 + 2ms));  // taken: this one waits out its deadline
+    EXPECT_GE(Clock::now() - t0, 2ms);
+    Unpark(self);
+    Park();  // returns at once on the permit (a lost one would hang the test)
+    bool other_running_here = true;
+    auto h = Spawn([&] { other_running_here = IsRunningHere(self); });
+    h->Join();
+    EXPECT_FALSE(other_running_here);
+  });
+  EXPECT_FALSE(IsRunningHere(nullptr));  // outside the runtime
+}
+
 // The poll hooks of one pass share the pass's TSC reading: taken before they run, the same
 // for every hook of the pass, newer on every later pass.
 TEST(Sched, PollHooksOfAPassShareItsTscReading) {

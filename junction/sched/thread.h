@@ -43,6 +43,13 @@ struct Thread {
   bool stealable = true;
   bool is_idle_context = false;
   bool timed_out = false;
+  // A permit the thread gave itself: an Unpark on the kthread that runs it, while it runs (a
+  // poll hook it runs while parking in place finds what it waits for). Only that kthread
+  // reads and writes it while the thread runs (a move to another core goes through a queue's
+  // synchronisation), so it is plain, and taking it needs no locked compare-exchange on
+  // park_state. Park and ParkUntil take it first; a permit is a permit either way (spurious
+  // wake-ups are allowed).
+  bool self_permit = false;
   bool in_wait_queue = false;  // linked in the WaitQueue at wait_object (under its lock)
   void (*on_timeout)(Thread*) = nullptr;  // run by the timer that won wait_token
   void* wait_object = nullptr;            // for on_timeout: the WaitQueue it is linked in
