@@ -62,7 +62,8 @@ class IoWaiter {
 
   // One notifier at a time (see above): a readiness edge. Wakes the waiter, if any.
   //
-  // One locked instruction, the exchange: with a single notifier the epoch needs no atomic
+  // None when the waiter is polling in place on this kthread (below); otherwise one locked
+  // instruction, the exchange: with a single notifier the epoch needs no atomic
   // increment, and the exchange is the full fence between the epoch's store and the look at
   // waiter_ that a waiter's compare-exchange pairs with (either the exchange takes the waiter,
   // or the waiter's exchange comes after it and its load of the epoch sees the new value).
