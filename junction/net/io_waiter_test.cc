@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <optional>
 
 #include "junction/sched/core_hooks.h"
 #include "junction/sched/runtime_config.h"
@@ -54,8 +55,9 @@ TEST(IoWaiterTest, NotifyFromAnotherCoreWakesTheWaiter) {
 }
 
 // Notify from a poll hook of the waiter's own core, the dpdk stack's case: with park polling
-// the waiter runs the hook itself (Notify's same-kthread path, no exchange); without it, or
-// when the edge comes after the polling budget, the idle loop runs it (the general path).
+// the waiter runs the hook itself (Notify's same-kthread path, no exchange); without it the idle
+// loop runs the hook (the general path); every 50th round the edge comes from another uthread
+// of the same core after a sleep (the general path too: the waiter is parked, not running).
 // Every round ends ready, well within its deadline, and leaves the slot free for the next.
 TEST(IoWaiterTest, AHookOnTheWaitersOwnCoreWakesItRoundAfterRound) {
   for (std::uint32_t park_poll_us : {10u, 0u}) {
@@ -79,14 +81,23 @@ TEST(IoWaiterTest, AHookOnTheWaitersOwnCoreWakesItRoundAfterRound) {
       });
       for (int i = 0; i < 2000; ++i) {
         const std::uint64_t seen = e->w.epoch();
-        // Mostly a few passes away (within the polling budget), every 50th round far past it.
-        e->passes_left.store(i % 50 == 0 ? 2000 : i % 7, std::memory_order_relaxed);
+        std::optional<sched::JoinHandle> other;
+        if (i % 50 == 0) {
+          auto h = sched::Spawn([e] {
+            sched::SleepFor(50us);
+            e->w.Notify();
+          });
+          ASSERT_TRUE(h.has_value());
+          other.emplace(std::move(*h));
+        } else {
+          e->passes_left.store(i % 7, std::memory_order_relaxed);  // a few passes away
+        }
         const auto t0 = Clock::now();
         ASSERT_EQ(e->w.Wait(seen, t0 + 5s), IoWaiter::kReady)
             << "round " << i << ", park_poll_us " << park_poll_us;
         ASSERT_LT(Clock::now() - t0, 1s) << "round " << i;
+        if (other) other->Join();
       }
-      e->passes_left.store(-1);
       EXPECT_EQ(e->w.Wait(e->w.epoch(), Clock::now() + 1ms), IoWaiter::kTimedOut);  // slot free
     });
   }
