@@ -67,7 +67,7 @@ TEST(IoWaiterTest, AHookOnTheWaitersOwnCoreWakesItRoundAfterRound) {
     sched::testing::RunIn(c, [park_poll_us] {
       struct Edge {
         IoWaiter w;
-        std::atomic<int> passes_left{-1};  // the hook notifies when it counts down to 0
+        std::atomic<int> passes_left{-1};  // 0: the next hook pass notifies; -1: none
       };
       auto e = std::make_shared<Edge>();
       sched::AddPollHook([e] {
@@ -90,7 +90,10 @@ TEST(IoWaiterTest, AHookOnTheWaitersOwnCoreWakesItRoundAfterRound) {
           ASSERT_TRUE(h.has_value());
           other.emplace(std::move(*h));
         } else {
-          e->passes_left.store(i % 7, std::memory_order_relaxed);  // a few passes away
+          // On the first hook pass after the waiter parks: an idle core runs at least that one
+          // pass before it may block (a count of passes could outlast its spin on a slow or
+          // preempted run, and then no pass comes until the deadline).
+          e->passes_left.store(0, std::memory_order_relaxed);
         }
         const auto t0 = Clock::now();
         ASSERT_EQ(e->w.Wait(seen, t0 + 5s), IoWaiter::kReady)
