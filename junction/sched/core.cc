@@ -312,10 +312,7 @@ __attribute__((always_inline)) inline void Core::Yield() {
 
 __attribute__((always_inline)) inline void Core::Park() {
   detail::Thread* self = current_;
-  if (self->self_permit) {
-    self->self_permit = false;
-    return;
-  }
+  if (self->TakeSelfPermit()) return;
   std::uint32_t expected = detail::kParkNotified;
   // Look before the locked CAS: a pending permit is the rare case.
   if (self->park_state.load(std::memory_order_acquire) == detail::kParkNotified &&
@@ -346,10 +343,7 @@ void ParkTimeout(detail::Thread* t) {
 
 bool Core::ParkUntil(std::int64_t deadline_ns) {
   detail::Thread* self = current_;
-  if (self->self_permit) {
-    self->self_permit = false;
-    return true;
-  }
+  if (self->TakeSelfPermit()) return true;
   // A permit already here is taken with the compare-exchange; without one (the usual case) a
   // load says so without a locked instruction. A permit that lands after the load is found
   // by the park itself (PollWhileParking's check, or the switch-out's, Core::FinishPark).
@@ -662,10 +656,7 @@ bool Core::PollWhileParking(detail::Thread* self, std::int64_t deadline_ns, std:
     }
     last_poll_tsc_ = now;
     for (auto& hook : poll_hooks_) hook();
-    if (self->self_permit) {  // a hook woke this very uthread: no locked instruction to take it
-      self->self_permit = false;
-      return true;
-    }
+    if (self->TakeSelfPermit()) return true;  // a hook woke this very uthread: no locked instruction
     std::uint32_t notified = detail::kParkNotified;
     if (self->park_state.load(std::memory_order_acquire) == notified &&
         self->park_state.compare_exchange_strong(notified, detail::kParkRunning,

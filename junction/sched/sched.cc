@@ -94,12 +94,17 @@ void SleepUntil(Deadline deadline) { NeedCore("SleepUntil")->SleepUntil(ToNs(dea
 ThreadRef Self() { return NeedCore("Self")->current(); }
 bool ParkUntil(Deadline deadline) { return NeedCore("ParkUntil")->ParkUntil(ToNs(deadline)); }
 
+bool IsRunningHere(ThreadRef t) {
+  const Core* c = ThisCore();
+  return c != nullptr && c->current() == t;
+}
+
 void Unpark(ThreadRef t) {
   // A uthread waking itself: a poll hook run by a parking uthread (Core::PollWhileParking)
   // finds the segment it waits for. It is running, so the permit is all there is to give,
   // and it goes into the thread's own plain self_permit (only this kthread touches it while
   // the thread runs): no locked instruction to give it, none to take it.
-  if (const Core* c = ThisCore(); c != nullptr && c->current() == t) {
+  if (IsRunningHere(t)) {
     t->self_permit = true;  // see Thread::self_permit
     return;
   }
@@ -129,10 +134,6 @@ void Unpark(ThreadRef t) {
 
 AccountId CurrentAccount() { return NeedCore("CurrentAccount")->current()->account; }
 void SetAccount(AccountId account) { NeedCore("SetAccount")->SetAccount(account); }
-bool IsRunningHere(ThreadRef t) {
-  const Core* c = ThisCore();
-  return c != nullptr && c->current() == t;
-}
 bool InRuntime() { return ThisCore() != nullptr; }
 int CurrentCore() {
   Core* c = ThisCore();

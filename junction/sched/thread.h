@@ -50,6 +50,8 @@ struct Thread {
   // park_state. Park and ParkUntil take it first; a permit is a permit either way (spurious
   // wake-ups are allowed).
   bool self_permit = false;
+  // Takes self_permit if it is there (Park, ParkUntil and park polling look here first).
+  bool TakeSelfPermit() { return self_permit && !(self_permit = false); }
   bool in_wait_queue = false;  // linked in the WaitQueue at wait_object (under its lock)
   void (*on_timeout)(Thread*) = nullptr;  // run by the timer that won wait_token
   void* wait_object = nullptr;            // for on_timeout: the WaitQueue it is linked in

@@ -292,7 +292,7 @@ int g_window = 16;
 
 // --- phase 1: raw ping-pong ------------------------------------------------------------------
 
-Result RunRaw(dpdk::Port& p, int warmup, int count) {
+Result RunRaw(dpdk::Port& p, int warmup, int count, std::string name) {
   const auto end = Clock::now() + kPhaseLimit;
   std::vector<std::int64_t> ns;
   ns.reserve(count);
@@ -329,7 +329,7 @@ Result RunRaw(dpdk::Port& p, int warmup, int count) {
     }
     if (!got && Clock::now() > end) Die("raw: the stop frame never came back");
   }
-  return Summarise("raw memif ping-pong (64 B frames)", ns, total);
+  return Summarise(std::move(name), ns, total);
 }
 
 // --- phase 2: TCP RPC on the dpdk stack --------------------------------------------------------
@@ -499,15 +499,13 @@ int main(int argc, char** argv) {
   if (write(ready[1], "r", 1) != 1) Die("pipe write failed");
   close(ready[1]);
   if (!WaitLinkUp(p.id(), 10s)) Die("memif link never came up (did the child start?)");
-  Result r_raw = RunRaw(p, warmup, raw);
-  r_raw.name = "raw memif ping-pong, before";
+  const Result r_raw = RunRaw(p, warmup, raw, "raw memif ping-pong, before");
   const Result r_dpdk = RunDpdkTcp(o, cpu_a, warmup, rpcs);
   // Our stack is gone: the child goes back to raw echo, and the floor is measured again.
   char ch;
   if (write(done[1], "t", 1) != 1) Die("pipe write failed");
   if (read(back[0], &ch, 1) != 1) Die("the memif child did not come back to raw echo");
-  Result r_raw2 = RunRaw(p, warmup, raw);
-  r_raw2.name = "raw memif ping-pong, after";
+  const Result r_raw2 = RunRaw(p, warmup, raw, "raw memif ping-pong, after");
   close(done[1]);  // done with the port: the child may stop polling and exit
   int status = 0;
   if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
