@@ -231,7 +231,11 @@ int CoreNet::Poll(std::uint64_t now) {
     n = k;
   }
   if (n > 0) {
-    InputBurst(frames, n);
+    std::uint64_t bytes = 0;
+    for (int i = 0; i < n; ++i) bytes += rte_pktmbuf_pkt_len(frames[i]);
+    Count(Counter::kRxPackets, n);
+    Count(Counter::kRxBytes, bytes);
+    for (int i = 0; i < n; ++i) Input(frames[i], false);
     handled += n;
   }
   pass_now_ns_ = 0;
@@ -241,39 +245,6 @@ int CoreNet::Poll(std::uint64_t now) {
   handled += std::exchange(tx_retried_, 0);
   if (handled > 0) ++busy_polls_;
   return handled;
-}
-
-int CoreNet::PollFromHook(std::uint64_t now) {
-  if (light_passes_left_ <= 0 || tx_count_ != 0 || rx_faults_.enabled() || tx_faults_.enabled() ||
-      stopped_) {
-    const int handled = Poll(now);
-    light_passes_left_ = handled > 0 ? 0 : kLightPasses;  // busy: full passes, as before
-    return handled;
-  }
-  constexpr int kMaxBurst = 64;
-  rte_mbuf* rx[kMaxBurst];
-  const std::uint16_t burst = shared_->burst < kMaxBurst ? shared_->burst : kMaxBurst;
-  const int n = RxBurst(rx, burst);
-  if (n == 0) {
-    --light_passes_left_;
-    return 0;
-  }
-  light_passes_left_ = 0;  // the next pass does what this one left
-  last_pass_tsc_ = now;
-  pass_now_ns_ = sched::MonoNsAt(now);
-  InputBurst(rx, n);
-  pass_now_ns_ = 0;
-  Flush();
-  ++busy_polls_;
-  return n + std::exchange(tx_retried_, 0);
-}
-
-void CoreNet::InputBurst(rte_mbuf** frames, int n) {
-  std::uint64_t bytes = 0;
-  for (int i = 0; i < n; ++i) bytes += rte_pktmbuf_pkt_len(frames[i]);
-  Count(Counter::kRxPackets, n);
-  Count(Counter::kRxBytes, bytes);
-  for (int i = 0; i < n; ++i) Input(frames[i], false);
 }
 
 void CoreNet::Housekeeping(std::uint64_t now) {

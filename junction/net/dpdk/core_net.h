@@ -93,16 +93,6 @@ class CoreNet final : public tcp::TcpTx {
   // Poll() reads its own.
   int Poll();
   int Poll(std::uint64_t now_tsc);
-  // The scheduler's poll hook (it runs on every pass of a parked uthread's poll loop and of
-  // the idle loop, every few tens of ns): between full passes, up to kLightPasses passes
-  // that only look at the RX queue, after a full pass that found nothing to do. A pass that
-  // finds frames handles them and flushes, and the next pass is a full one (so a busy core
-  // makes full passes only). What a light pass leaves (the ARP and steering rings,
-  // TCP timers, housekeeping, retired sockets) waits a few hundred ns at most; a TX retry or
-  // a fault injector in use makes every pass a full one. Why: the other work made an empty
-  // pass ~45 ns, and a frame landing waits on average half a pass before the burst sees it.
-  int PollFromHook(std::uint64_t now_tsc);
-  static constexpr int kLightPasses = 7;
   // Frames wait for a later pass: refused by a full TX ring, or held by a fault injector
   // (delay, reorder). The caller should poll again soon rather than idle.
   bool holding() const { return tx_retry_ > 0 || tx_faults_.holding() || rx_faults_.holding(); }
@@ -172,8 +162,6 @@ class CoreNet final : public tcp::TcpTx {
   void Transmit(rte_mbuf* m);  // a complete frame onto the TX buffer
   void FreeRetired();
   void Housekeeping(std::uint64_t now);
-  // Counts the received frames and hands each to Input (not steered).
-  void InputBurst(rte_mbuf** frames, int n);
 
   StackShared* shared_;
   const int core_;
@@ -189,7 +177,6 @@ class CoreNet final : public tcp::TcpTx {
   std::uint64_t next_housekeeping_ = 0;
   std::uint64_t housekeeping_cycles_ = 0;
   std::uint64_t busy_polls_ = 0;
-  int light_passes_left_ = 0;  // PollFromHook's light passes before its next full one
   std::int64_t pass_now_ns_ = 0;  // MonoNs at the start of the running Poll(); 0 outside one
   std::uint64_t last_pass_tsc_ = 0;  // the TSC of the latest Poll(): a coarse clock for ARP hits
   bool stopped_ = false;

@@ -223,45 +223,6 @@ TEST_F(DpdkRingTest, SteersADatagramToTheCoreThatOwnsItsSocket) {
   });
 }
 
-// After a full pass with nothing to do, the scheduler's hook makes up to kLightPasses passes
-// that only look at the RX queue: a frame on the queue is handled by whichever pass comes, the
-// pass after one that handled frames is a full one, and what a light pass leaves (here a
-// steered frame) is done within kLightPasses + 1 passes.
-TEST_F(DpdkRingTest, TheHooksLightPassesHandleRxAtOnceAndLeaveOtherWorkBriefly) {
-  Run(1, [&](DpdkStack& s) {
-    auto sock = s.BindUdp(Endpoint{Ipv4Addr::Any(), 7200});
-    ASSERT_TRUE(sock.has_value()) << sock.error().message();
-    CoreNet& c = s.core(0);
-    // No uthread but this one runs on the core while it does not park: its passes are the only ones.
-    for (int round = 0; round < 3; ++round) {
-      // Any number of empty passes first, to start from every point of the light/full cycle.
-      for (int i = 0; i < round * 3; ++i) ASSERT_EQ(c.PollFromHook(sched::Rdtsc()), 0);
-      Inject(UdpTo(7200, "rx"));
-      EXPECT_EQ(c.PollFromHook(sched::Rdtsc()), 1) << "round " << round;
-      // The pass after one that handled frames is a full one: a steered frame goes in at once.
-      ASSERT_TRUE(c.Steer(ToMbuf(pool_, UdpTo(7200, "steered now"))));
-      EXPECT_EQ(c.PollFromHook(sched::Rdtsc()), 1) << "round " << round;
-      // A full pass that finds nothing, then kLightPasses light ones: a steered frame waits for
-      // the next full pass.
-      ASSERT_EQ(c.PollFromHook(sched::Rdtsc()), 0);
-      ASSERT_TRUE(c.Steer(ToMbuf(pool_, UdpTo(7200, "steered later"))));
-      int passes = 1;
-      while (c.PollFromHook(sched::Rdtsc()) == 0) {
-        ++passes;
-        ASSERT_LE(passes, CoreNet::kLightPasses + 1) << "round " << round;
-      }
-      EXPECT_EQ(passes, CoreNet::kLightPasses + 1) << "round " << round;
-    }
-    EXPECT_EQ(s.counters().Total().drop_no_socket, 0u);
-    std::array<std::byte, 64> buf;
-    for (int i = 0; i < 9; ++i) {
-      auto d = sock->RecvFrom(buf, Clock::now() + 1s);
-      ASSERT_TRUE(d.has_value()) << "datagram " << i << ": " << d.error().message();
-    }
-    sock->Close();
-  });
-}
-
 TEST_F(DpdkRingTest, InjectedFaultsDropFramesAndAreCounted) {
   StackOptions o = Options();
   o.dpdk.faults.drop = 0.5;

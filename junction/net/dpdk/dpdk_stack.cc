@@ -134,7 +134,7 @@ Status<std::unique_ptr<DpdkStack>> DpdkStack::Create(const StackOptions& options
   // Then the hooks and tickers.
   auto hooked = stack->OnEveryCore([&](int i) -> Status<void> {
     std::shared_ptr<CoreNet> c = stack->cores_[i];
-    sched::AddPollHook([c] { c->PollFromHook(sched::PollPassTsc()); });
+    sched::AddPollHook([c] { c->Poll(sched::PollPassTsc()); });
     const int fd = sh.port->rx_intr_fd(i);
     if (fd >= 0) {
       if (auto r = sched::AddIdleFd(fd, EPOLLIN, [c](std::uint32_t) { c->Poll(); }); !r) {

@@ -144,19 +144,6 @@ dpdk::Port* OpenPort(const StackOptions& o) {
   return *port;
 }
 
-// A phase's time limit, looked at every 256th call: the raw loops poll an empty queue every
-// ~10 ns, and a clock read on each pass (a vDSO call of ~30 ns in these VMs) would make the
-// floor they measure slower than the port is.
-class PhaseEnd {
- public:
-  explicit PhaseEnd(Clock::time_point end) : end_(end) {}
-  bool Passed() { return ++calls_ % 256 == 0 && Clock::now() > end_; }
-
- private:
-  Clock::time_point end_;
-  std::uint32_t calls_ = 0;
-};
-
 bool WaitLinkUp(std::uint16_t port, Clock::duration limit) {
   const auto end = Clock::now() + limit;
   while (Clock::now() < end) {
@@ -198,9 +185,8 @@ void SendOne(dpdk::Port& p, rte_mbuf* m, Clock::time_point end) {
 // phase's time limit.
 bool RawEcho(dpdk::Port& p) {
   const auto end = Clock::now() + kPhaseLimit;
-  PhaseEnd phase(end);
   std::array<rte_mbuf*, 32> rx;
-  while (!phase.Passed()) {
+  while (Clock::now() < end) {
     bool stop = false;
     const std::uint16_t n = rte_eth_rx_burst(p.id(), 0, rx.data(), rx.size());
     for (std::uint16_t i = 0; i < n; ++i) {
@@ -313,7 +299,6 @@ Result RunRaw(dpdk::Port& p, int warmup, int count, std::string name) {
   std::array<rte_mbuf*, 32> rx;
   Clock::time_point start;
   SoftBound bound("raw memif ping-pong", count);
-  PhaseEnd phase(end);
   for (int i = 0; i < warmup + count; ++i) {
     if (i == warmup) start = Clock::now();
     if (i > warmup && bound.Reached(i - warmup)) break;
@@ -329,7 +314,7 @@ Result RunRaw(dpdk::Port& p, int warmup, int count, std::string name) {
         if (TypeOf(rx[k]) == kPingType && seq == static_cast<std::uint64_t>(i)) got = true;
         rte_pktmbuf_free(rx[k]);
       }
-      if (!got && phase.Passed()) Die(fmt::format("raw: frame {} never came back", i));
+      if (!got && Clock::now() > end) Die(fmt::format("raw: frame {} never came back", i));
     }
     if (i >= warmup) ns.push_back((Clock::now() - t0).count());
   }
@@ -342,7 +327,7 @@ Result RunRaw(dpdk::Port& p, int warmup, int count, std::string name) {
       if (TypeOf(rx[k]) == kStopType) got = true;
       rte_pktmbuf_free(rx[k]);
     }
-    if (!got && phase.Passed()) Die("raw: the stop frame never came back");
+    if (!got && Clock::now() > end) Die("raw: the stop frame never came back");
   }
   return Summarise(std::move(name), ns, total);
 }
