@@ -518,7 +518,7 @@ int main(int argc, char** argv) {
   fmt::print("{:<38} {:>9} {:>9} {:>12} {:>14}\n", "path", "p50 us", "p99 us", "closed /s",
              fmt::format("{} in flight /s", g_window));
   for (const Result& r : {r_raw, r_dpdk, r_raw2, r_kernel}) {
-    fmt::print("{:<38} {:>9.2f} {:>9.2f} {:>12.0f} {:>14.0f}\n", r.name, r.p50_us, r.p99_us,
+    fmt::print("{:<38} {:>9.3f} {:>9.3f} {:>12.0f} {:>14.0f}\n", r.name, r.p50_us, r.p99_us,
                r.per_s, r.pipelined_per_s);
   }
   // The floor the latency ratios are against: the mean of the two raw phases, when they agree.
