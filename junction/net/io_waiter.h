@@ -79,9 +79,8 @@ class IoWaiter {
     // accesses do. The exchange it saves is the first locked instruction after a receive
     // burst, which waits for the burst's stores to the shared ring to drain.
     if (sched::ThreadRef w = waiter_.load(std::memory_order_relaxed);
-        w != nullptr && sched::IsRunningHere(w)) {
+        w != nullptr && sched::UnparkIfRunningHere(w)) {
       waiter_.store(nullptr, std::memory_order_relaxed);
-      sched::Unpark(w);  // its self_permit
       return;
     }
     waking_.store(true, std::memory_order_relaxed);

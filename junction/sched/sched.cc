@@ -99,15 +99,18 @@ bool IsRunningHere(ThreadRef t) {
   return c != nullptr && c->current() == t;
 }
 
-void Unpark(ThreadRef t) {
+bool UnparkIfRunningHere(ThreadRef t) {
   // A uthread waking itself: a poll hook run by a parking uthread (Core::PollWhileParking)
   // finds the segment it waits for. It is running, so the permit is all there is to give,
   // and it goes into the thread's own plain self_permit (only this kthread touches it while
   // the thread runs): no locked instruction to give it, none to take it.
-  if (IsRunningHere(t)) {
-    t->self_permit = true;  // see Thread::self_permit
-    return;
-  }
+  if (!IsRunningHere(t)) return false;
+  t->self_permit = true;  // see Thread::self_permit
+  return true;
+}
+
+void Unpark(ThreadRef t) {
+  if (UnparkIfRunningHere(t)) return;
   // Try the parked case first with the CAS itself, not a load and then a CAS: on another
   // core's thread, a load brings the line in shared and the CAS then needs a second
   // transfer to own it; the CAS alone takes it in one.

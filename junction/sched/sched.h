@@ -116,6 +116,10 @@ void Unpark(ThreadRef t);
 // runtime). Then nothing but this kthread touches t until it parks: what a waker running in
 // t's own poll pass (Core's park polling) needs to know to skip atomic read-modify-writes.
 bool IsRunningHere(ThreadRef t);
+// Unpark's own fast path, for a waker that does something else when it does not apply: if `t`
+// is the uthread running on this kthread, gives it its permit (a plain store, no locked
+// instruction) and returns true; otherwise does nothing and returns false.
+bool UnparkIfRunningHere(ThreadRef t);
 
 // Cycle accounts of the running uthread (see runtime.h, CloseInterval).
 AccountId CurrentAccount();
