@@ -541,18 +541,35 @@ std::chrono::nanoseconds Ledger::RoundWait(const LedgerOptions& options, size_t 
 }
 
 Ledger::BatchOutcome Ledger::WriteBatch() {
+  // Busy (a pack round's worth queued, or packs of a failed commit still held): the records go
+  // from the rings straight into the pack builders, read once where they lie; otherwise they
+  // are copied out for rows. (Copying a ~360-byte record into batch_ and reading it again cost
+  // as much as encoding it: energy.md, "fifth session".)
+  size_t queued = 0;
+  for (const auto& p : producers_) queued += p->queue.ApproxSize();
+  const bool as_packs = options_.pack_at > 0 && (queued >= options_.pack_at || packed_held_ > 0);
   size_t taken = 0;
+  size_t held = batch_.size() + packed_held_;  // records in this batch, a failed one's included
   // Each producer's fair share of the batch's room first, then what is left in turn, so that no
-  // core's queue starves; records are copied out of the rings in bulk, once.
+  // core's queue starves.
   const size_t n = producers_.size();
   for (int pass = 0; pass < 2; ++pass) {
-    for (size_t k = 0; k < n && batch_.size() < options_.max_batch; ++k) {
-      const size_t room = options_.max_batch - batch_.size();
+    for (size_t k = 0; k < n && held < options_.max_batch; ++k) {
+      const size_t room = options_.max_batch - held;
       const size_t share = pass == 0 ? std::max<size_t>(1, room / (n - k)) : room;
-      taken += producers_[(next_producer_ + k) % n]->queue.PopInto(batch_, share);
+      auto& queue = producers_[(next_producer_ + k) % n]->queue;
+      const size_t got = as_packs ? queue.ConsumeUpTo(share, [this](const Queued& q) { PackOne(q); })
+                                  : queue.PopInto(batch_, share);
+      taken += got;
+      held += got;
     }
   }
   next_producer_ = (next_producer_ + 1) % n;
+  if (!as_packs && options_.pack_at > 0 && batch_.size() >= options_.pack_at) {
+    // A burst arrived between the look at the queues and the pop: as busy a round as any.
+    for (const Queued& q : batch_) PackOne(q);
+    batch_.clear();
+  }
   IntervalRecord ir;
   while (interval_batch_.size() < 4096 && intervals_.TryPop(&ir)) interval_batch_.push_back(ir);
   {
@@ -567,30 +584,64 @@ Ledger::BatchOutcome Ledger::WriteBatch() {
     for (size_t i = 0; i < p->used; ++i) aggregate_batch_.push_back(p->slots[i]);
     p->used = 0;
   }
-  if (batch_.empty() && interval_batch_.empty() && aggregate_batch_.empty()) return {taken, true};
-  const bool as_packs = options_.pack_at > 0 && batch_.size() >= options_.pack_at;
-  auto ok = WriteBatchRows(as_packs);
+  if (batch_.empty() && packed_held_ == 0 && interval_batch_.empty() && aggregate_batch_.empty()) {
+    return {taken, true};
+  }
+  auto ok = WriteBatchRows();
   std::lock_guard lock(mu_);
   if (ok) {
-    if (as_packs) {
-      stats_.records_packed += batch_.size();
+    if (packed_held_ > 0) {
+      stats_.records_packed += packed_held_;
       last_packed_ = std::chrono::steady_clock::now();
       packs_pending_ += packs_used_;
-    } else {
-      stats_.rows_written += batch_.size();
     }
+    stats_.rows_written += batch_.size();
     stats_.intervals_written += interval_batch_.size();
     stats_.overflow_rows += aggregate_batch_.size();
     ++stats_.batches;
     last_error_.clear();
     batch_.clear();
+    packs_used_ = 0;
+    packed_held_ = 0;
     interval_batch_.clear();
     aggregate_batch_.clear();
   } else {
+    // Everything stays held (rows in batch_, records in the builders) for the next round.
     ++stats_.failed_batches;
     last_error_ = ok.error().message();
   }
   return {taken, ok.has_value()};
+}
+
+void Ledger::PackOne(const Queued& q) {
+  // A batch has few pack keys (functions × sources), and consecutive records mostly share one,
+  // so the last match is tried first.
+  PackBuilder* b = nullptr;
+  if (packs_used_ > 0 && packs_[last_pack_].Matches(q.record)) {
+    b = &packs_[last_pack_];
+  } else {
+    for (size_t i = 0; i < packs_used_; ++i) {
+      if (packs_[i].Matches(q.record)) {
+        b = &packs_[i];
+        last_pack_ = i;
+        break;
+      }
+    }
+  }
+  if (b == nullptr) {
+    if (packs_used_ == packs_.size()) packs_.emplace_back();
+    last_pack_ = packs_used_++;
+    b = &packs_[last_pack_];
+    b->Reset(q.record);
+  }
+  b->Append(q.seq, q.record);
+  ++packed_held_;
+  // Offer the CPU now and then, as the row inserts do (kStatementsPerYield): a worker that
+  // shares it waits for a slice of the batch, not all of it (8192 records: ~1-2 ms).
+  if (++packed_since_yield_ == kRecordsPerYield) {
+    packed_since_yield_ = 0;
+    OfferCpu();
+  }
 }
 
 void Ledger::BindInvocation(SqliteStatement& st, int base, const Queued& q) {
@@ -633,37 +684,6 @@ Status<void> Ledger::InsertInvocations(const std::vector<Queued>& rows) {
 }
 
 Status<void> Ledger::InsertPacks() {
-  // Group the batch by pack key; a batch has few keys (functions × sources), and consecutive
-  // records mostly share one, so the last match is tried first.
-  packs_used_ = 0;
-  size_t last = 0;
-  for (const Queued& q : batch_) {
-    PackBuilder* b = nullptr;
-    if (packs_used_ > 0 && packs_[last].Matches(q.record)) {
-      b = &packs_[last];
-    } else {
-      for (size_t i = 0; i < packs_used_; ++i) {
-        if (packs_[i].Matches(q.record)) {
-          b = &packs_[i];
-          last = i;
-          break;
-        }
-      }
-    }
-    if (b == nullptr) {
-      if (packs_used_ == packs_.size()) packs_.emplace_back();
-      last = packs_used_++;
-      b = &packs_[last];
-      b->Reset(q.record);
-    }
-    b->Append(q.seq, q.record);
-    // Offer the CPU now and then, as the row inserts do (kStatementsPerYield): a worker that
-    // shares it waits for a slice of the batch, not all of it (8192 records: ~1-2 ms).
-    if (++packed_since_yield_ == kRecordsPerYield) {
-      packed_since_yield_ = 0;
-      OfferCpu();
-    }
-  }
   SqliteStatement& st = insert_pack_;
   for (size_t i = 0; i < packs_used_; ++i) {
     const PackBuilder& b = packs_[i];
@@ -751,13 +771,14 @@ Status<void> Ledger::ExpandOnePack() {
   return {};
 }
 
-Status<void> Ledger::WriteBatchRows(bool as_packs) {
+Status<void> Ledger::WriteBatchRows() {
   if (auto ok = db_->Exec("BEGIN IMMEDIATE"); !ok) return ok;
   auto fail = [&](const junction::Error& e) -> Status<void> {
     (void)db_->Exec("ROLLBACK");
     return std::unexpected(e);
   };
-  if (auto ok = as_packs ? InsertPacks() : InsertInvocations(batch_); !ok) return fail(ok.error());
+  if (auto ok = InsertInvocations(batch_); !ok) return fail(ok.error());
+  if (auto ok = InsertPacks(); !ok) return fail(ok.error());
   SqliteStatement& is = insert_interval_;
   for (const IntervalRecord& r : interval_batch_) {
     is.Bind(1, r.begin_ns);

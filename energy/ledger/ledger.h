@@ -17,10 +17,10 @@
 // once and recorded in the crash_reports table. Records pushed concurrently with Close() may
 // miss the final drain; they are then reported lost at the next open, never silently.
 //
-// Packs. Each drain round of the writer that takes at least `pack_at` records (the writer is
-// behind: the node is busy) stores them as packs (pack.h): one invocation_packs row per
-// function, namespace, source set and hour, with the totals the reports read and a compact body
-// of the records: 0.13-0.27 µs of writer CPU per record instead of ~0.9 µs for an invocations
+// Packs. Each drain round of the writer that finds at least `pack_at` records queued (the
+// writer is behind: the node is busy) encodes them straight from the rings into packs
+// (pack.h): one invocation_packs row per function, namespace, source set and hour, with the
+// totals the reports read and a compact body of the records: 0.13-0.27 µs of writer CPU per record instead of ~0.9 µs for an invocations
 // row (energy_ledger_bench BM_LedgerWritePacks / BM_LedgerWriteRows, docs/benchmarks/energy.md).
 // Rounds that take fewer (the node has slack; from expand_delay after the last round that made
 // packs), Flush() and Close() expand packs into their invocations rows, each pack in one
@@ -195,13 +195,17 @@ class Ledger {
     size_t taken;  // records taken from the queues this time
     bool ok;       // committed; otherwise kept for a retry
   };
-  // Pops up to max_batch records and writes them (with intervals and aggregates) in one
-  // transaction.
+  // Takes up to max_batch records (into packs when the queues hold a pack round's worth, else
+  // as rows) and writes them with the intervals and aggregates in one transaction.
   BatchOutcome WriteBatch();
+  // Adds one record to its pack builder (writer thread).
+  void PackOne(const Queued& q);
 
-  junction::Status<void> WriteBatchRows(bool as_packs);
+  // Writes batch_'s rows, the builders' packs, the intervals and the aggregates.
+  junction::Status<void> WriteBatchRows();
   // Inserts `rows` into invocations (inside the caller's transaction).
   junction::Status<void> InsertInvocations(const std::vector<Queued>& rows);
+  // Inserts the packs_used_ builders' rows (inside the caller's transaction).
   junction::Status<void> InsertPacks();
   // Expands the oldest packs into invocations rows until at least `records` were expanded or
   // none is left, one transaction per pack. Writer thread only.
@@ -253,6 +257,8 @@ class Ledger {
   std::vector<Aggregate> aggregate_batch_;
   std::vector<PackBuilder> packs_;  // the batch's packs; packs_used_ of them in use
   size_t packs_used_ = 0;
+  size_t last_pack_ = 0;            // the builder the last record went to
+  size_t packed_held_ = 0;          // records in the builders, not committed yet
   std::vector<Queued> expanding_;   // one pack's records while it is expanded
   std::atomic<uint64_t> packs_pending_{0};  // pack rows in the database: written by the writer only
   int64_t expand_after_id_ = 0;     // packs up to this id were expanded or could not be decoded

@@ -81,6 +81,25 @@ class SpscQueue {
     return n;
   }
 
+  // Consumer only. Calls fn(const T&) on each of at most `max` of the oldest records where it
+  // lies in the ring (no copy out: a large record read once, not copied and read again), in
+  // order; returns how many. Their slots are freed in steps of kConsumeStep as it goes, so a
+  // slow fn (the ledger writer yields inside it) holds back at most that many from the producer.
+  // fn must not call back into the queue.
+  template <class Fn>
+  size_t ConsumeUpTo(size_t max, Fn&& fn) {
+    const size_t head = head_.load(std::memory_order_relaxed);
+    const size_t tail = tail_.load(std::memory_order_acquire);
+    cached_tail_ = tail;
+    const size_t n = std::min(tail - head, max);
+    for (size_t i = 0; i < n; ++i) {
+      fn(static_cast<const T&>(slots_[(head + i) & mask_]));
+      if ((i + 1) % kConsumeStep == 0) head_.store(head + i + 1, std::memory_order_release);
+    }
+    if (n % kConsumeStep != 0) head_.store(head + n, std::memory_order_release);
+    return n;
+  }
+
   // Any thread; a snapshot that may be stale by the time it is used.
   size_t ApproxSize() const {
     return tail_.load(std::memory_order_acquire) - head_.load(std::memory_order_acquire);
@@ -89,6 +108,7 @@ class SpscQueue {
 
  private:
   static constexpr size_t kLine = 64;
+  static constexpr size_t kConsumeStep = 64;
   alignas(kLine) std::atomic<size_t> head_{0};  // written by the consumer
   size_t cached_tail_ = 0;                      // consumer's view of tail_
   alignas(kLine) std::atomic<size_t> tail_{0};  // written by the producer

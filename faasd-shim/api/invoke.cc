@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "faasd-shim/billing/call_cycles.h"
+#include "junction/sched/cycle_accounts.h"
 #include "junction/sched/sched.h"
 #include "junction/sched/tsc.h"
 
@@ -66,11 +67,12 @@ std::string_view FixedMicros(char (&buf)[32], double seconds) {
   return std::string_view(buf, static_cast<std::size_t>(p + 6 - buf));
 }
 
-// Call ids: per kthread counters tagged with the core, so no core shares a counter.
+// Call ids: per kthread counters tagged with the core, so no core shares a counter; the
+// runtime's account tables keep one core's consecutive ids in neighbouring slots.
 std::uint64_t NextCallId() {
   thread_local std::uint64_t seq = 0;
   const int core = junction::sched::CurrentCore();
-  return (++seq << 8) | static_cast<std::uint64_t>(core < 0 ? 255 : core);
+  return junction::sched::SequentialAccount(++seq, core < 0 ? 255u : static_cast<unsigned>(core));
 }
 
 std::int64_t UnixNs() { return junction::sched::RealtimeNs(); }  // TSC-extrapolated
