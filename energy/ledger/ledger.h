@@ -238,7 +238,7 @@ class Ledger {
   static constexpr uint64_t kRecordsPerYield = 512;
   uint64_t packed_since_yield_ = 0;  // writer thread
   bool yield_ = true;                // writer thread: false while it flushes or closes
-  void OfferCpu();                   // sched_yield() when yield_
+  void OfferCpu();                   // sched_yield() when yield_ and no queue is over half full
   SqliteStatement insert_interval_;
   SqliteStatement insert_aggregate_;
   SqliteStatement insert_pack_;
