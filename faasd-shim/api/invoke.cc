@@ -75,7 +75,6 @@ std::uint64_t NextCallId() {
   return junction::sched::SequentialAccount(++seq, core < 0 ? 255u : static_cast<unsigned>(core));
 }
 
-std::int64_t UnixNs() { return junction::sched::RealtimeNs(); }  // TSC-extrapolated
 
 // What the function measured itself (SDK report_energy), as the ledger's zone vector.
 energy::ZoneJoules MeasuredJoules(std::span<const store::MeasuredEnergy> reported) {
@@ -127,7 +126,10 @@ RouteHandler MakeInvokeHandler(const instances::InstanceManager* manager, billin
       NewCallUuid(uuid);
       call_id_text = std::string_view(uuid, sizeof(uuid));
     }
-    const std::int64_t start_unix = UnixNs();
+    // One TSC reading gives the start's Unix time and the duration's origin; End()'s gives the
+    // end's (six reads per call before: ~11 ns each, ~3% of a dpdk echo's CPU).
+    const std::uint64_t t0 = junction::sched::Rdtsc();  // invariant TSC: valid across cores
+    const std::int64_t start_unix = junction::sched::RealtimeNsAt(t0);  // TSC-extrapolated
     char start_buf[20];
     const std::string_view start_text =
         junction::Decimal(start_buf, static_cast<std::uint64_t>(std::max<std::int64_t>(start_unix, 0)));
@@ -156,7 +158,6 @@ RouteHandler MakeInvokeHandler(const instances::InstanceManager* manager, billin
       spill.push_back({"X-Start-Time", start_text});
       headers = spill;
     }
-    const std::uint64_t t0 = junction::sched::Rdtsc();  // invariant TSC: valid across cores
     store::Response fn_resp;
     // The function writes into the connection's reply buffers (Reply::Reset left them empty
     // with their capacity), so its headers cost no allocation per call; they come back below.
@@ -174,8 +175,9 @@ RouteHandler MakeInvokeHandler(const instances::InstanceManager* manager, billin
          .call_id = call_id},
         fn_resp);
     const billing::CallCycles::Result ran = call_cycles.End();
+    const std::int64_t end_unix = junction::sched::RealtimeNsAt(ran.end_tsc);  // on End()'s kthread
     if (biller != nullptr) junction::sched::SetAccount(before);
-    const double seconds = junction::sched::CyclesToNs(junction::sched::Rdtsc() - t0) * 1e-9;
+    const double seconds = junction::sched::CyclesToNs(ran.end_tsc - t0) * 1e-9;
     switch (outcome.kind) {
       case instances::InvokeOutcome::Kind::kServed:
         reply.status = fn_resp.status;
@@ -198,7 +200,7 @@ RouteHandler MakeInvokeHandler(const instances::InstanceManager* manager, billin
                         .function = pool->stable_name(),
                         .ns = pool->ns(),
                         .start_ns = start_unix,
-                        .end_ns = UnixNs(),
+                        .end_ns = end_unix,
                         .status = reply.status,
                         .bytes_in = req.body.size(),
                         .bytes_out = reply.body.size(),

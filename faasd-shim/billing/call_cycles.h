@@ -10,7 +10,8 @@
 // (it parked, slept or yielded), the cycles it ran are known only to the runtime's accounts,
 // which the sampler attributes at the next interval: the delta is then the call's wall time
 // in cycles, an upper bound of a single-uthread call's cycles (on_cpu = false).
-// Cost: two TSC reads and two relaxed loads of the core's switch counter; no system call.
+// Cost: two TSC reads and two relaxed loads of the core's switch counter; no system call. The
+// caller may reuse End()'s TSC reading (Result::end_tsc) for its own clocks instead of a third.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +27,8 @@ class CallCycles {
  public:
   struct Result {
     std::uint64_t cycles = 0;
-    bool on_cpu = false;  // exact: the call did not leave its core
+    bool on_cpu = false;      // exact: the call did not leave its core
+    std::uint64_t end_tsc = 0;  // the TSC End() read, on the kthread that called it
   };
 
   CallCycles() : core_(junction::sched::CurrentCore()), switches_(Switches(core_)), tsc_(junction::sched::Rdtsc()) {}
@@ -34,7 +36,7 @@ class CallCycles {
   Result End() const {
     const std::uint64_t now = junction::sched::Rdtsc();
     const int core = junction::sched::CurrentCore();
-    return {.cycles = now - tsc_, .on_cpu = core >= 0 && core == core_ && Switches(core) == switches_};
+    return {.cycles = now - tsc_, .on_cpu = core >= 0 && core == core_ && Switches(core) == switches_, .end_tsc = now};
   }
 
  private:

@@ -62,10 +62,12 @@ inline Deadline Now() { return Deadline(std::chrono::nanoseconds(MonoNs())); }
 
 // CLOCK_REALTIME nanoseconds (Unix time) at MonoNs()'s cost: MonoNs plus the offset between
 // the two clocks read at the anchor (a step of the wall clock shows within a millisecond).
-inline std::int64_t RealtimeNs() {
-  const std::int64_t mono = MonoNs();
+// RealtimeNsAt(t): from a TSC value this kthread read a moment ago, as MonoNsAt.
+inline std::int64_t RealtimeNsAt(std::uint64_t t) {
+  const std::int64_t mono = MonoNsAt(t);
   return mono + detail::mono_anchor.realtime_offset;
 }
+inline std::int64_t RealtimeNs() { return RealtimeNsAt(Rdtsc()); }
 
 // CLOCK_MONOTONIC at the kernel tick's resolution: the same epoch as MonoNs, at most one tick
 // (1-10 ms) behind it, and ~5 ns a read against ~30 in a VM. For timestamps that only age
