@@ -298,7 +298,7 @@ Ledger::~Ledger() {
   if (seq_fd_ >= 0) ::close(seq_fd_);  // releases the flock
 }
 
-Status<PushResult> Ledger::Push(uint32_t producer, const InvocationRecord& record) {
+Status<void> Ledger::CheckPush(uint32_t producer) const {
   if (producer >= producers_.size()) {
     return MakeError(ErrorCode::kInvalidArgument,
                      fmt::format("ledger producer {} out of range (the ledger has {}): open it "
@@ -308,23 +308,29 @@ Status<PushResult> Ledger::Push(uint32_t producer, const InvocationRecord& recor
   if (closed_.load(std::memory_order_relaxed)) {
     return MakeError(ErrorCode::kClosed, "ledger is closed: reopen it to record invocations");
   }
+  return {};
+}
+
+uint64_t Ledger::TakeSeqs(size_t n) { return seq_->next.fetch_add(n, std::memory_order_relaxed); }
+
+Status<PushResult> Ledger::Push(uint32_t producer, const InvocationRecord& record) {
+  if (auto ok = CheckPush(producer); !ok) return std::unexpected(ok.error());
   Producer& p = *producers_[producer];
   PushResult r;
-  r.seq = seq_->next.fetch_add(1, std::memory_order_relaxed);
+  r.seq = TakeSeqs(1);
   if (p.queue.TryPushWith([&](Queued& q) {
+        q = record;
         q.seq = r.seq;
-        q.record = record;
       })) {
-    if (writer_idle_.load(std::memory_order_relaxed)) [[unlikely]] {
-      // The first record after a quiet spell: no waiting out the writer's long idle sleep.
-      std::lock_guard lock(mu_);
-      writer_idle_.store(false, std::memory_order_relaxed);
-      wake_.notify_one();
-    }
+    WakeIfIdle();
     return r;
   }
-  // Full: fold into this producer's aggregate for the function.
   r.aggregated = true;
+  FoldIntoAggregate(p, r.seq, record);
+  return r;
+}
+
+void Ledger::FoldIntoAggregate(Producer& p, uint64_t seq, const InvocationRecord& record) {
   std::lock_guard lock(p.overflow_mu);
   Aggregate* slot = nullptr;
   for (size_t i = 0; i < p.used; ++i) {
@@ -341,7 +347,7 @@ Status<PushResult> Ledger::Push(uint32_t producer, const InvocationRecord& recor
       slot->ns = record.ns;
       if (p.used == kOverflowSlots) slot->function.Assign("*");  // every further function
       slot->first_start_ns = record.start_ns;
-      slot->min_seq = r.seq;
+      slot->min_seq = seq;
     } else {
       slot = &p.slots[kOverflowSlots - 1];
     }
@@ -357,11 +363,11 @@ Status<PushResult> Ledger::Push(uint32_t producer, const InvocationRecord& recor
   slot->joules.AddScaled(record.joules, 1.0);
   slot->grams += record.grams;
   slot->embodied_grams += record.embodied_grams;
-  slot->min_seq = std::min(slot->min_seq, r.seq);
-  slot->max_seq = std::max(slot->max_seq, r.seq);
+  slot->min_seq = std::min(slot->min_seq, seq);
+  slot->max_seq = std::max(slot->max_seq, seq);
   p.overflowed.fetch_add(1, std::memory_order_relaxed);
-  return r;
 }
+
 
 Status<void> Ledger::PushInterval(const IntervalRecord& record) {
   if (closed_.load(std::memory_order_relaxed)) {
@@ -625,11 +631,11 @@ void Ledger::PackOne(const Queued& q) {
   // A batch has few pack keys (functions × sources), and consecutive records mostly share one,
   // so the last match is tried first.
   PackBuilder* b = nullptr;
-  if (packs_used_ > 0 && packs_[last_pack_].Matches(q.record)) {
+  if (packs_used_ > 0 && packs_[last_pack_].Matches(q)) {
     b = &packs_[last_pack_];
   } else {
     for (size_t i = 0; i < packs_used_; ++i) {
-      if (packs_[i].Matches(q.record)) {
+      if (packs_[i].Matches(q)) {
         b = &packs_[i];
         last_pack_ = i;
         break;
@@ -640,9 +646,9 @@ void Ledger::PackOne(const Queued& q) {
     if (packs_used_ == packs_.size()) packs_.emplace_back();
     last_pack_ = packs_used_++;
     b = &packs_[last_pack_];
-    b->Reset(q.record);
+    b->Reset(q);
   }
-  b->Append(q.seq, q.record);
+  b->Append(q.seq, q);
   ++packed_held_;
   // Offer the CPU now and then, as the row inserts do (kStatementsPerYield): a worker that
   // shares it waits for a slice of the batch, not all of it (8192 records: ~1-2 ms).
@@ -653,7 +659,7 @@ void Ledger::PackOne(const Queued& q) {
 }
 
 void Ledger::BindInvocation(SqliteStatement& st, int base, const Queued& q) {
-  const InvocationRecord& r = q.record;
+  const InvocationRecord& r = q;
   st.Bind(base + 1, static_cast<int64_t>(q.seq));
   st.BindStaticText(base + 2, r.call_id.view());
   st.BindStaticText(base + 3, r.function.view());
@@ -760,7 +766,10 @@ Status<void> Ledger::ExpandOnePack() {
   const int format = static_cast<int>(oldest_pack_.ColumnInt64(4));
   expanding_.clear();
   auto decoded = ForEachPacked(oldest_pack_.ColumnBlob(5), format, function, ns, sources,
-                               [&](uint64_t seq, const InvocationRecord& r) { expanding_.push_back({seq, r}); });
+                               [&](uint64_t seq, const InvocationRecord& r) {
+                                 expanding_.push_back(r);
+                                 expanding_.back().seq = seq;
+                               });
   if (!decoded) {
     expand_after_id_ = id;
     ++skipped_packs_;

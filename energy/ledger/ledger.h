@@ -132,6 +132,15 @@ class Ledger {
   // writer) folds the record into a fixed-size overflow aggregate.
   // Errors: kInvalidArgument for a producer index out of range; kClosed after Close().
   junction::Status<PushResult> Push(uint32_t producer, const InvocationRecord& record);
+  // Queues n records at once, each built where it will lie in the ring (no staging copy of a
+  // ~370-byte record): fill(std::span<InvocationRecord> out, size_t first) writes records
+  // first .. first + out.size() - 1 of the n, every field (a slot holds an older record; seq is
+  // set after fill returns). It is called once, or twice where the claim wraps the ring's end,
+  // for as many as the ring has room for; the rest are filled one at a time into a scratch
+  // record and folded into the overflow aggregates, as Push does with a full ring. Returns how
+  // many were aggregated. Errors as Push's, checked before any is queued (fill not called).
+  template <class Fill>
+  junction::Status<size_t> PushMany(uint32_t producer, size_t n, Fill&& fill);
   // Queues one interval row. One thread only. Errors: kClosed after Close().
   junction::Status<void> PushInterval(const IntervalRecord& record);
 
@@ -172,10 +181,7 @@ class Ledger {
     uint64_t min_seq = 0;
     uint64_t max_seq = 0;
   };
-  struct Queued {
-    uint64_t seq;
-    InvocationRecord record;
-  };
+  using Queued = InvocationRecord;  // with its seq: the ring's slots are records as they are
   static constexpr size_t kOverflowSlots = 32;  // the last slot takes every further function
   struct alignas(64) Producer {
     explicit Producer(size_t capacity) : queue(capacity) {}
@@ -188,6 +194,21 @@ class Ledger {
   struct SeqPage;
 
   explicit Ledger(const LedgerOptions& options);
+  // Push/PushMany's checks (producer in range, not closed).
+  junction::Status<void> CheckPush(uint32_t producer) const;
+  // Folds a record that found its producer's ring full into the producer's aggregate for its
+  // function (Push's slow path).
+  void FoldIntoAggregate(Producer& p, uint64_t seq, const InvocationRecord& record);
+  // The first of n consecutive sequence numbers (one atomic add on the sequence page).
+  uint64_t TakeSeqs(size_t n);
+  // The first record after a quiet spell wakes the writer from its long idle sleep.
+  void WakeIfIdle() {
+    if (writer_idle_.load(std::memory_order_relaxed)) [[unlikely]] {
+      std::lock_guard lock(mu_);
+      writer_idle_.store(false, std::memory_order_relaxed);
+      wake_.notify_one();
+    }
+  }
   junction::Status<void> OpenFiles();
   junction::Status<void> DetectLosses();
   void WriterLoop();
@@ -282,5 +303,24 @@ class Ledger {
   std::atomic<bool> closed_{false};
   std::thread writer_;
 };
+
+template <class Fill>
+junction::Status<size_t> Ledger::PushMany(uint32_t producer, size_t n, Fill&& fill) {
+  if (auto ok = CheckPush(producer); !ok) return std::unexpected(ok.error());
+  if (n == 0) return size_t{0};
+  Producer& p = *producers_[producer];
+  const uint64_t base = TakeSeqs(n);
+  const size_t queued = p.queue.PushManyWith(n, [&](std::span<InvocationRecord> out, size_t first) {
+    fill(out, first);
+    for (size_t i = 0; i < out.size(); ++i) out[i].seq = base + first + i;
+  });
+  if (queued > 0) WakeIfIdle();
+  InvocationRecord scratch;
+  for (size_t i = queued; i < n; ++i) {
+    fill(std::span<InvocationRecord>(&scratch, 1), i);
+    FoldIntoAggregate(p, base + i, scratch);
+  }
+  return n - queued;
+}
 
 }  // namespace energy

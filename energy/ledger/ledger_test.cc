@@ -269,6 +269,52 @@ TEST_F(LedgerTest, AMillionRowsUnderLoad) {
   EXPECT_EQ((*again)->open_report().rows_lost, 0u);
 }
 
+TEST_F(LedgerTest, PushManyBuildsInPlaceNumbersInOrderAndFoldsWhatFindsNoRoom) {
+  // A ring of 64 and a writer that waits: the first PushMany of 50 fits, the second of 50 has
+  // room for 14 and folds the other 36; every record is a row or in an aggregate, with the
+  // sequence numbers handed out in order.
+  auto ledger = Ledger::Open({.path = path_, .queue_capacity = 64, .flush_interval = std::chrono::seconds(10),
+                              .pack_at = 0});
+  ASSERT_TRUE(ledger);
+  const uint64_t first_seq = (*ledger)->open_report().next_seq;
+  std::vector<int> filled(100, 0);
+  auto fill_from = [&](uint64_t offset) {
+    return [&, offset](std::span<InvocationRecord> out, size_t first) {
+      for (size_t i = 0; i < out.size(); ++i) {
+        out[i] = MakeRecord(offset + first + i);
+        out[i].seq = 12345;  // overwritten by the ledger
+        ++filled[offset + first + i];
+      }
+    };
+  };
+  auto a = (*ledger)->PushMany(0, 50, fill_from(0));
+  ASSERT_TRUE(a) << a.error().message();
+  EXPECT_EQ(*a, 0u);
+  auto b = (*ledger)->PushMany(0, 50, fill_from(50));
+  ASSERT_TRUE(b) << b.error().message();
+  EXPECT_EQ(*b, 36u);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(filled[static_cast<size_t>(i)], 1) << "record " << i;
+  auto bad = (*ledger)->PushMany(7, 1, fill_from(0));
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code(), junction::ErrorCode::kInvalidArgument);
+  ASSERT_TRUE((*ledger)->Close());
+  EXPECT_EQ((*ledger)->stats().overflowed, 36u);
+  ledger->reset();
+  EXPECT_EQ(Query("SELECT count(*) FROM invocations"), 64);
+  EXPECT_EQ(Query("SELECT coalesce(sum(records), 0) FROM overflow_aggregates"), 36);
+  EXPECT_EQ(Query("SELECT min(seq) FROM invocations"), static_cast<int64_t>(first_seq));
+  EXPECT_EQ(Query("SELECT max(seq) FROM invocations"), static_cast<int64_t>(first_seq + 63));
+  // Row k holds record k (its call id) under seq first_seq + k.
+  EXPECT_EQ(Query("SELECT count(*) FROM invocations WHERE call_id = 'call-' || (seq - " +
+                  std::to_string(first_seq) + ")"),
+            64);
+  EXPECT_EQ(Query("SELECT min(min_seq) FROM overflow_aggregates"), static_cast<int64_t>(first_seq + 64));
+  EXPECT_EQ(Query("SELECT max(max_seq) FROM overflow_aggregates"), static_cast<int64_t>(first_seq + 99));
+  auto again = Ledger::Open({.path = path_});
+  ASSERT_TRUE(again);
+  EXPECT_EQ((*again)->open_report().rows_lost, 0u);
+}
+
 TEST_F(LedgerTest, FullQueuesAggregatePerFunctionAndNeverDrop) {
   constexpr uint32_t kProducers = 2;
   constexpr uint64_t kPerProducer = 100'000;

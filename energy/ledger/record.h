@@ -36,8 +36,10 @@ class FixedString {
   uint8_t size_ = 0;
 };
 
-// One invocation's final bill. `seq` is assigned by Ledger::Push.
+// One invocation's final bill. `seq` is assigned by Ledger::Push / PushMany (what a caller
+// sets is overwritten).
 struct InvocationRecord {
+  uint64_t seq = 0;
   FixedString<64> call_id;
   FixedString<64> function;
   FixedString<64> ns;  // the function's namespace

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <new>
+#include <span>
 #include <type_traits>
 #include <vector>
 
@@ -48,6 +49,24 @@ class SpscQueue {
     fill(slots_[tail & mask_]);
     tail_.store(tail + 1, std::memory_order_release);
     return true;
+  }
+
+  // Producer only: claims min(n, free room) slots and lets fill(std::span<T> slots, size_t
+  // first) write them in place, once per contiguous run (twice when the claim wraps the ring's
+  // end; `first` counts from 0 over the claim), then publishes them all at once. Returns how
+  // many were claimed (0 when full: fill is not called).
+  template <class Fill>
+  size_t PushManyWith(size_t n, Fill&& fill) {
+    const size_t tail = tail_.load(std::memory_order_relaxed);
+    if (tail - cached_head_ + n > mask_ + 1) cached_head_ = head_.load(std::memory_order_acquire);
+    const size_t k = std::min(n, mask_ + 1 - (tail - cached_head_));
+    if (k == 0) return 0;
+    const size_t first = tail & mask_;
+    const size_t run = std::min(k, mask_ + 1 - first);  // up to the ring's end
+    fill(std::span<T>(slots_.get() + first, run), size_t{0});
+    if (run < k) fill(std::span<T>(slots_.get(), k - run), run);
+    tail_.store(tail + k, std::memory_order_release);
+    return k;
   }
 
   // Consumer only. False when empty.

@@ -97,6 +97,43 @@ TEST(SpscQueueTest, PopIntoTakesAtMostItsBoundOldestFirstAcrossTheRingsEnd) {
   EXPECT_EQ(q.ApproxSize(), 0u);
 }
 
+TEST(SpscQueueTest, PushManyWithFillsTheFreeRoomInPlaceAcrossTheRingsEnd) {
+  SpscQueue<int> q(8);
+  std::vector<int> out;
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(q.TryPush(i));
+  ASSERT_EQ(q.PopInto(out, 6), 6u);  // head and tail at 6: two slots before the ring's end
+  std::vector<std::pair<size_t, size_t>> runs;  // (first, size) per fill call
+  int next = 100;
+  const size_t claimed = q.PushManyWith(5, [&](std::span<int> slots, size_t first) {
+    runs.emplace_back(first, slots.size());
+    for (int& s : slots) s = next++;
+  });
+  EXPECT_EQ(claimed, 5u);
+  EXPECT_EQ(runs, (std::vector<std::pair<size_t, size_t>>{{0, 2}, {2, 3}}));
+  // Room for 3 more: a claim of 10 gets 3, then none and no fill call.
+  EXPECT_EQ(q.PushManyWith(10, [&](std::span<int> slots, size_t) { for (int& s : slots) s = next++; }), 3u);
+  int calls = 0;
+  EXPECT_EQ(q.PushManyWith(1, [&](std::span<int>, size_t) { ++calls; }), 0u);
+  EXPECT_EQ(calls, 0);
+  out.clear();
+  EXPECT_EQ(q.PopAllInto(out), 8u);
+  EXPECT_EQ(out, (std::vector<int>{100, 101, 102, 103, 104, 105, 106, 107}));
+}
+
+TEST(SpscQueueTest, ConsumeUpToReadsInPlaceInOrderAndFreesWhatItRead) {
+  SpscQueue<int> q(128);
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(q.TryPush(i));
+  std::vector<int> seen;
+  EXPECT_EQ(q.ConsumeUpTo(70, [&](const int& v) { seen.push_back(v); }), 70u);
+  EXPECT_EQ(q.ApproxSize(), 30u);
+  for (int i = 100; i < 198; ++i) ASSERT_TRUE(q.TryPush(i));  // wraps the ring's end
+  EXPECT_FALSE(q.TryPush(-1));                                 // full: 128 queued
+  EXPECT_EQ(q.ConsumeUpTo(1000, [&](const int& v) { seen.push_back(v); }), 128u);
+  ASSERT_EQ(seen.size(), 198u);
+  for (int i = 0; i < 198; ++i) ASSERT_EQ(seen[static_cast<size_t>(i)], i);
+  EXPECT_EQ(q.ApproxSize(), 0u);
+}
+
 TEST(SpscQueueTest, PopAllIntoAgainstAConcurrentProducerLosesNothing) {
   constexpr uint64_t kN = 1'000'000;
   SpscQueue<uint64_t> q(256);

@@ -441,43 +441,49 @@ Status<void> EnergyBiller::Step(bool final_step) {
     return s;
   }
   intervals_.fetch_add(1, std::memory_order_relaxed);
-  billed_.clear();
-  auto report_billed = [&] {
-    if (options_.on_bills && !billed_.empty()) options_.on_bills(billed_);
+  // Each call's row is built where it lies in the ledger's ring (PushMany: no staging copy),
+  // and the Prometheus totals read it there before it is published. A slot holds an older
+  // row, so every field is set below.
+  static_assert(sizeof(energy::InvocationRecord) == 344,
+                "InvocationRecord changed: set its new fields in `build` (a ring slot is not cleared)");
+  auto build = [&](std::span<energy::InvocationRecord> out, size_t first) {
+    for (size_t k = 0; k < out.size(); ++k) {
+      const PendingCall& c = waiting_[first + k];
+      energy::InvocationRecord& rec = out[k];
+      rec.call_id.Assign(c.call_id.view());
+      rec.function.Assign(c.function);
+      rec.ns.Assign(c.ns);
+      rec.start_ns = c.start_ns;
+      rec.end_ns = c.end_ns;
+      rec.status = c.status;
+      rec.bytes_in = c.bytes_in;
+      rec.bytes_out = c.bytes_out;
+      if (const std::optional<energy::Bill>& bill = bills_[first + k]) {
+        rec.FillFromBill(*bill);
+      } else {
+        // It ran no cycle under its own account (nothing to bill): a zero row, labelled with
+        // the meter's sources.
+        rec.cycles = 0;
+        rec.joules = energy::ZoneJoules{};
+        rec.joules.Set(energy::Zone::kPackage, energy::Joules{0.0});
+        rec.joules.sources.Add(meter_sources_);
+        rec.grams = 0.0;
+        rec.intensity_g_per_kwh = 0.0;
+        rec.intensity_kind = energy::carbon::IntensityKind::kConstant;
+        rec.embodied_grams = 0.0;
+      }
+      if (c.measured.present != 0) {
+        if (auto m = AddMeasured(*carbon_, c.measured, c.start_ns, c.end_ns, rec); !m && priced) priced = m;
+      }
+    }
+    if (options_.on_bills) options_.on_bills(out);
   };
-  for (size_t i = 0; i < waiting_.size(); ++i) {
-    const PendingCall& c = waiting_[i];
-    energy::InvocationRecord& rec = billed_.emplace_back();
-    rec.call_id.Assign(c.call_id.view());
-    rec.function.Assign(c.function);
-    rec.ns.Assign(c.ns);
-    rec.start_ns = c.start_ns;
-    rec.end_ns = c.end_ns;
-    rec.status = c.status;
-    rec.bytes_in = c.bytes_in;
-    rec.bytes_out = c.bytes_out;
-    if (const std::optional<energy::Bill>& bill = bills_[i]) {
-      rec.FillFromBill(*bill);
-    } else {
-      // It ran no cycle under its own account (nothing to bill): a zero row, labelled with
-      // the meter's sources.
-      rec.joules.Set(energy::Zone::kPackage, energy::Joules{0.0});
-      rec.joules.sources.Add(meter_sources_);
-    }
-    if (c.measured.present != 0) {
-      if (auto m = AddMeasured(*carbon_, c.measured, c.start_ns, c.end_ns, rec); !m && priced) priced = m;
-    }
-    if (auto p = ledger_->Push(0, rec); !p) {
-      // Those already pushed must not be pushed twice by a retry.
-      put_back_from(i);
-      waiting_.erase(waiting_.begin(), waiting_.begin() + static_cast<std::ptrdiff_t>(i));
-      billed_.pop_back();
-      report_billed();
-      return std::unexpected(p.error());
-    }
+  if (auto p = ledger_->PushMany(0, waiting_.size(), build); !p) {
+    // Nothing was queued (the ledger is closed): the bills go back for a retry.
+    put_back_from(0);
+    return std::unexpected(p.error());
   }
   waiting_.clear();
-  report_billed();
   return priced;
 }
 

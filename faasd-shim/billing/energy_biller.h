@@ -107,9 +107,11 @@ struct BillingOptions {
   // rows (past it, the ledger's overflow aggregates). Power-of-two rounded.
   std::size_t call_queue_capacity = 4096;
   std::size_t ledger_queue_capacity = 16384;
-  // Called on the sampler thread once per attributed interval with the ledger rows it wrote
-  // for it, in order (for example to sum Prometheus series: one lock per interval, not per
-  // call); not called when there were none. Must not block for long.
+  // Called on the sampler thread with the ledger rows of each attributed interval, in order,
+  // in one to a few runs per interval (the rows as they lie in the ledger's ring, before it
+  // takes them; a row that found the ring full comes alone), for example to sum Prometheus
+  // series: a lock per run, not per call. Not called when there were none. Must not block
+  // for long.
   std::function<void(std::span<const energy::InvocationRecord>)> on_bills;
   // Called on the sampler thread with every closed cycle-accounting interval (for example
   // metrics::CycleTotals::Observe: the biller is then the runtime's only interval reader).
@@ -244,7 +246,6 @@ class EnergyBiller {
   void LogOverflow(bool final_log);
   std::vector<std::unique_ptr<CoreQueue>> queues_;  // one per core, + one for callers off it
   std::vector<PendingCall> waiting_;   // sampler only: completed, not billed yet
-  std::vector<energy::InvocationRecord> billed_;  // sampler only: this step's rows, for on_bills
   std::vector<std::uint64_t> finishing_;          // sampler only: waiting_'s accounts
   std::vector<std::optional<energy::Bill>> bills_;  // sampler only: their bills (AddAndTake)
   Counters logged_;                    // sampler only: the counts last logged
