@@ -179,8 +179,10 @@ Status<void> BillBook::AddAndTake(const IntervalAttribution& iv, std::span<const
       bills_.erase(it);
     }
   };
+  ZoneJoules invocations;  // iv.InvocationTotal(), summed in the same pass
   auto f = order_.begin();
   for (const AccountShare& a : iv.invocations) {
+    invocations.AddScaled(a.joules, 1.0);
     for (; f != order_.end() && f->first < a.account_id; ++f) take_earlier(f->first, out[f->second]);
     if (f != order_.end() && f->first == a.account_id) {
       std::optional<Bill>& slot = out[f->second];
@@ -196,7 +198,7 @@ Status<void> BillBook::AddAndTake(const IntervalAttribution& iv, std::span<const
   }
   for (; f != order_.end(); ++f) take_earlier(f->first, out[f->second]);
   totals_.meter.AddScaled(iv.meter, 1.0);
-  totals_.invocations.AddScaled(iv.InvocationTotal(), 1.0);
+  totals_.invocations.AddScaled(invocations, 1.0);
   totals_.idle.AddScaled(iv.idle, 1.0);
   totals_.overhead.AddScaled(iv.overhead, 1.0);
   totals_.unaccounted.AddScaled(iv.unaccounted, 1.0);

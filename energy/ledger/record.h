@@ -99,12 +99,14 @@ struct IntervalRecord {
     unaccounted_grams = carbon::Grams(Joules{unaccounted_j}, g_per_kwh);
   }
 
-  static IntervalRecord From(const IntervalAttribution& a) {
+  static IntervalRecord From(const IntervalAttribution& a) { return From(a, a.InvocationTotal()); }
+  // The same with a.InvocationTotal() already summed (a pass over every share of the interval).
+  static IntervalRecord From(const IntervalAttribution& a, const ZoneJoules& invocation_total) {
     IntervalRecord r;
     r.begin_ns = a.begin_ns;
     r.end_ns = a.end_ns;
     r.meter = a.meter;
-    r.invocations_j = a.InvocationTotal().NodeTotal().value;
+    r.invocations_j = invocation_total.NodeTotal().value;
     r.idle_j = a.idle.NodeTotal().value;
     r.overhead_j = a.overhead.NodeTotal().value;
     r.unaccounted_j = a.unaccounted.NodeTotal().value;

@@ -119,6 +119,21 @@ class SpscQueue {
     return n;
   }
 
+  // Consumer only: calls fn(const T&) on each of at most `max` of the oldest records where it
+  // lies, in order, without freeing any; returns how many. They stay valid (the producer does
+  // not reuse their slots) until Drop() or a pop frees them.
+  template <class Fn>
+  size_t PeekUpTo(size_t max, Fn&& fn) {
+    const size_t head = head_.load(std::memory_order_relaxed);
+    const size_t tail = tail_.load(std::memory_order_acquire);
+    cached_tail_ = tail;
+    const size_t n = std::min(tail - head, max);
+    for (size_t i = 0; i < n; ++i) fn(static_cast<const T&>(slots_[(head + i) & mask_]));
+    return n;
+  }
+  // Consumer only: frees the n oldest records (n no more than are queued: a Peek's count).
+  void Drop(size_t n) { head_.store(head_.load(std::memory_order_relaxed) + n, std::memory_order_release); }
+
   // Any thread; a snapshot that may be stale by the time it is used.
   size_t ApproxSize() const {
     return tail_.load(std::memory_order_acquire) - head_.load(std::memory_order_acquire);

@@ -76,13 +76,6 @@ std::string_view SourceSet::Name() const {
   return kNames[bits_ & 15u];
 }
 
-void ZoneJoules::AddScaled(const ZoneJoules& o, double k) {
-  for (Zone z : kAllZones) {
-    if (o.Has(z)) Add(z, o[z] * k);
-  }
-  sources.Add(o.sources);
-}
-
 Joules ZoneJoules::NodeTotal() const {
   if (Has(Zone::kPsys)) return (*this)[Zone::kPsys] + (*this)[Zone::kGpu];
   return (*this)[Zone::kPackage] + (*this)[Zone::kDram] + (*this)[Zone::kGpu];

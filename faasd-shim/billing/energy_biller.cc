@@ -346,17 +346,39 @@ void EnergyBiller::SamplerLoop() {
 
 Status<void> EnergyBiller::Step(bool final_step) {
   // Calls completed before this close end inside the interval it closes (or earlier ones):
-  // they wait with those an earlier failed step left until an interval is attributed.
+  // they are billed with it, together with those an earlier failed step left waiting. The
+  // rings' calls are read where they lie (their ~200 bytes not copied out) and freed once their
+  // rows are queued; a step that fails keeps them all in waiting_ for the next one.
+  calls_.clear();
+  for (const PendingCall& c : waiting_) calls_.push_back(&c);
   for (auto& qp : queues_) {
     CoreQueue& q = *qp;
-    q.ring.PopAllInto(waiting_);
+    q.peeked = q.ring.PeekUpTo(SIZE_MAX, [this](const PendingCall& c) { calls_.push_back(&c); });
     q.drained.clear();
     {
       std::lock_guard<junction::sched::Spinlock> l(q.lock);
       q.spill.swap(q.drained);
     }
-    waiting_.insert(waiting_.end(), q.drained.begin(), q.drained.end());
+    for (const PendingCall& c : q.drained) calls_.push_back(&c);
   }
+  bool billed = false;
+  Status<void> result = BillCalls(final_step, billed);
+  if (billed) {
+    for (auto& qp : queues_) qp->ring.Drop(qp->peeked);
+    waiting_.clear();
+  } else {
+    // calls_ points into waiting_: append to it only after the last use of those pointers.
+    for (auto& qp : queues_) {
+      qp->ring.PopInto(waiting_, qp->peeked);
+      waiting_.insert(waiting_.end(), qp->drained.begin(), qp->drained.end());
+      qp->drained.clear();
+    }
+  }
+  calls_.clear();
+  return result;
+}
+
+Status<void> EnergyBiller::BillCalls(bool final_step, bool& billed) {
   auto snap = rt_->CloseInterval(std::chrono::milliseconds(final_step ? 2000 : 200));
   if (!snap) return std::unexpected(snap.error());  // not lost: billed after the next close
   if (options_.on_interval) options_.on_interval(*snap);
@@ -408,10 +430,11 @@ Status<void> EnergyBiller::Step(bool final_step) {
   if (!attribution) return std::unexpected(attribution.error());
   // Every waiting call ended before this close: its bill is final with this interval.
   finishing_.clear();
-  for (const PendingCall& c : waiting_) finishing_.push_back(c.account);
+  for (const PendingCall* c : calls_) finishing_.push_back(c->account);
   // Joules are added even if pricing failed.
   Status<void> priced = book_->AddAndTake(*attribution, finishing_, bills_);
-  energy::IntervalRecord interval = energy::IntervalRecord::From(*attribution);
+  const energy::ZoneJoules invocation_total = attribution->InvocationTotal();  // one pass, used twice
+  energy::IntervalRecord interval = energy::IntervalRecord::From(*attribution, invocation_total);
   if (auto unit = carbon_->PriceInterval(energy::Joules{1.0}, begin_ns, end_ns, 0.0)) {
     interval.Price(unit->intensity.g_per_kwh);
     grams_per_joule_.store(unit->grams, std::memory_order_relaxed);
@@ -422,7 +445,7 @@ Status<void> EnergyBiller::Step(bool final_step) {
   // The rate this interval billed its invocations per busy cycle (with shared-out classes
   // included); with no invocation, the report-apart rate (meter ÷ all cycles).
   const double rate = attribution->busy_cycles > 0
-                          ? attribution->InvocationTotal().NodeTotal().value /
+                          ? invocation_total.NodeTotal().value /
                                 static_cast<double>(attribution->busy_cycles)
                           : attribution->meter.NodeTotal().value / static_cast<double>(all_cycles);
   if (all_cycles > 0) {
@@ -448,7 +471,7 @@ Status<void> EnergyBiller::Step(bool final_step) {
                 "InvocationRecord changed: set its new fields in `build` (a ring slot is not cleared)");
   auto build = [&](std::span<energy::InvocationRecord> out, size_t first) {
     for (size_t k = 0; k < out.size(); ++k) {
-      const PendingCall& c = waiting_[first + k];
+      const PendingCall& c = *calls_[first + k];
       energy::InvocationRecord& rec = out[k];
       rec.call_id.Assign(c.call_id.view());
       rec.function.Assign(c.function);
@@ -478,12 +501,12 @@ Status<void> EnergyBiller::Step(bool final_step) {
     }
     if (options_.on_bills) options_.on_bills(out);
   };
-  if (auto p = ledger_->PushMany(0, waiting_.size(), build); !p) {
+  if (auto p = ledger_->PushMany(0, calls_.size(), build); !p) {
     // Nothing was queued (the ledger is closed): the bills go back for a retry.
     put_back_from(0);
     return std::unexpected(p.error());
   }
-  waiting_.clear();
+  billed = true;
   return priced;
 }
 
@@ -491,7 +514,10 @@ Status<void> EnergyBiller::Stop() {
   if (stopped_.exchange(true)) return {};
   stop_.store(true, std::memory_order_release);
   if (sampler_.joinable()) sampler_.join();
+  // The last calls and cycles are billed here or never: a step that could not (its meter read
+  // failed, so calls wait and the interval's cycles are carried) is tried twice more.
   Status<void> last = Step(true);
+  for (int retry = 0; retry < 2 && !last && (!waiting_.empty() || !carried_.empty()); ++retry) last = Step(true);
   LogOverflow(true);
   // Close, not Flush: Close bounds how long it expands packs (a node busy for hours must not
   // take as long to stop); what it leaves is committed, counted by the reports, and expanded

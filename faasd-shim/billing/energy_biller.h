@@ -192,6 +192,9 @@ class EnergyBiller {
   EnergyBiller(junction::sched::Runtime* rt, const BillingOptions& options);
   void SamplerLoop();
   junction::Status<void> Step(bool final_step);
+  // Step's work on the calls it gathered in calls_: closes an interval, attributes it and
+  // queues every call's row; `billed` says whether the rows were queued (else the calls wait).
+  junction::Status<void> BillCalls(bool final_step, bool& billed);
   std::int64_t TscToUnixNs(std::uint64_t tsc) const;
 
   junction::sched::Runtime* rt_;
@@ -241,11 +244,14 @@ class EnergyBiller {
     std::vector<PendingCall> spill;       // under lock: calls that found the ring full
     std::vector<PendingCall> drained;     // sampler only: swapped with spill under the lock, so
                                           // the lock is held O(1) and both keep their capacity
+    std::size_t peeked = 0;               // sampler only: ring calls in this step's calls_
     std::atomic<std::uint64_t> spilled{0};
   };
   void LogOverflow(bool final_log);
   std::vector<std::unique_ptr<CoreQueue>> queues_;  // one per core, + one for callers off it
-  std::vector<PendingCall> waiting_;   // sampler only: completed, not billed yet
+  std::vector<PendingCall> waiting_;   // sampler only: left by a failed step, not billed yet
+  std::vector<const PendingCall*> calls_;  // sampler only: this step's calls (waiting_, the
+                                           // rings' slots, the drained spills), oldest first
   std::vector<std::uint64_t> finishing_;          // sampler only: waiting_'s accounts
   std::vector<std::optional<energy::Bill>> bills_;  // sampler only: their bills (AddAndTake)
   Counters logged_;                    // sampler only: the counts last logged

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -310,6 +311,91 @@ TEST(EnergyBiller, FullQueuesAreCountedAndExposed) {
   EXPECT_NE(metrics_text.find(fmt::format("\nfaasnode_billing_calls_spilled_total {}\n", counters.calls_spilled)),
             std::string::npos)
       << metrics_text;
+}
+
+// A meter that fails every other read from its third on: the calls of a step whose meter read
+// failed wait (their ring slots, their spilled copies) and are billed by a later step, once
+// each, and the joules of the failed intervals reach the next good one.
+class FlakyMeter : public energy::CounterSource {
+ public:
+  explicit FlakyMeter(energy::ReplaySensor* inner) : inner_(inner) {}
+  junction::Status<energy::CounterSnapshot> Read() override {
+    if (++reads_ > 2 && reads_ % 2 == 0) {
+      ++failed_;
+      return junction::MakeError(junction::ErrorCode::kIo, "flaky meter: read refused for the test");
+    }
+    return inner_->Read();
+  }
+  energy::Source source() const override { return inner_->source(); }
+  int failed() const { return failed_; }
+
+ private:
+  energy::ReplaySensor* inner_;
+  int reads_ = 0;
+  int failed_ = 0;
+};
+
+TEST(EnergyBiller, CallsOfAStepWhoseMeterFailedAreBilledLaterOnceEach) {
+  auto rt = junction::sched::Runtime::Create({.cores = junction::sched::testing::FirstCpus(1)});
+  ASSERT_TRUE(rt.has_value()) << rt.error().message();
+  energy::ReplaySensor trace = Trace(100000);
+  FlakyMeter meter(&trace);
+  const std::string ledger = FreshLedger("flaky");
+  std::vector<std::string> billed;
+  EnergyBiller::Counters counters;
+  ASSERT_TRUE((*rt)->Run([&] {
+    BillingOptions o;
+    o.interval = 2ms;
+    o.ledger_path = ledger;
+    o.meter_source = &meter;
+    o.call_queue_capacity = 8;  // bursts of 12 spill too: both kinds wait across a failure
+    o.on_bills = [&](std::span<const energy::InvocationRecord> rows) {
+      for (const energy::InvocationRecord& r : rows) billed.emplace_back(r.call_id.view());
+    };
+    auto b = EnergyBiller::Start(junction::sched::Runtime::Current(), o);
+    ASSERT_TRUE(b.has_value()) << b.error().message();
+    for (int burst = 0; burst < 20; ++burst) {
+      for (int i = 0; i < 12; ++i) {
+        const int n = burst * 12 + i;
+        const std::uint64_t account = 20000 + static_cast<std::uint64_t>(n);
+        const junction::sched::AccountId before = junction::sched::CurrentAccount();
+        junction::sched::SetAccount(account);
+        Burn(20us);
+        junction::sched::SetAccount(before);
+        (*b)->Complete({.account = account, .call_id = std::to_string(n), .function = "f", .ns = "openfaas-fn",
+                        .start_ns = 1, .end_ns = 2, .status = 200});
+      }
+      junction::sched::SleepFor(3ms);
+    }
+    auto stopped = (*b)->Stop();
+    ASSERT_TRUE(stopped.has_value()) << stopped.error().message();
+    counters = (*b)->counters();
+  }).has_value());
+  ASSERT_GE(meter.failed(), 2) << "no step failed; the test proves nothing";
+  EXPECT_GE(counters.calls_spilled, 1u) << "no burst spilled; the spill's path is not covered";
+  std::vector<std::string> want;
+  for (int n = 0; n < 240; ++n) want.push_back(std::to_string(n));
+  std::sort(billed.begin(), billed.end());
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(billed, want) << "every call billed exactly once";
+  // Every call ran 20 us under its own account: none is a zero row.
+  auto db = QueryCarbon(ledger, {});
+  ASSERT_TRUE(db.has_value()) << db.error().message();
+  long long calls = 0;
+  double functions_j = 0, node_j = 0, meter_j = 0;
+  for (const CarbonRow& r : db->rows) {
+    if (r.kind == CarbonRow::Kind::kFunction) {
+      calls += r.calls;
+      functions_j += r.joules;
+    } else if (r.kind == CarbonRow::Kind::kNode) {
+      node_j += r.joules;
+    } else {
+      meter_j += r.joules;
+    }
+  }
+  EXPECT_EQ(calls, 240);
+  EXPECT_GT(functions_j, 0.0);
+  EXPECT_NEAR(functions_j + node_j, meter_j, meter_j * 1e-9);
 }
 
 TEST(EnergyBiller, ForcingAnAbsentMeterFailsAtStart) {
