@@ -122,34 +122,38 @@ void PackBuilder::Append(uint64_t seq, const InvocationRecord& r) {
   const uint8_t flags = static_cast<uint8_t>((static_cast<uint8_t>(r.intensity_kind) & kKindMask) |
                                              (same_intensity ? kSameIntensity : 0) |
                                              (no_embodied ? kNoEmbodied : 0) | (is_uuid ? kUuidCallId : 0));
-  // One resize for the record's largest size, trimmed at the end, instead of one per field.
+  // One resize for the record's largest size, written in place and trimmed to what was used
+  // (resize_and_overwrite: no zero-filling of the ~170 bytes first, as resize did per record).
   const size_t at = body_.size();
-  body_.resize(at + 4 * kMaxVarint + 2 + 8 * kZoneCount + 8 * 3 + 3 * kMaxVarint + 1 + std::max<size_t>(id.size(), 16));
-  char* p = body_.data() + at;
-  p = PutVarint(p, ZigZag(static_cast<int64_t>(seq - prev_seq_)));
-  p = PutVarint(p, ZigZag(Delta(r.start_ns, prev_start_ns_)));
-  p = PutVarint(p, ZigZag(Delta(r.end_ns, r.start_ns)));
-  p = PutVarint(p, r.cycles);
-  *p++ = static_cast<char>(r.joules.present);
-  *p++ = static_cast<char>(flags);
-  for (size_t z = 0; z < kZoneCount; ++z) {
-    if ((r.joules.present >> z) & 1) p = PutRaw(p, r.joules.by_zone[z].value);
-  }
-  p = PutRaw(p, r.grams);
-  if (!same_intensity) p = PutRaw(p, r.intensity_g_per_kwh);
-  if (!no_embodied) p = PutRaw(p, r.embodied_grams);
-  p = PutVarint(p, ZigZag(r.status));
-  p = PutVarint(p, r.bytes_in);
-  p = PutVarint(p, r.bytes_out);
-  if (is_uuid) {
-    std::memcpy(p, uuid, 16);
-    p += 16;
-  } else {
-    *p++ = static_cast<char>(id.size());
-    std::memcpy(p, id.data(), id.size());
-    p += id.size();
-  }
-  body_.resize(static_cast<size_t>(p - body_.data()));
+  const size_t most = 4 * kMaxVarint + 2 + 8 * kZoneCount + 8 * 3 + 3 * kMaxVarint + 1 + std::max<size_t>(id.size(), 16);
+  if (body_.capacity() < at + most) body_.reserve(std::max(2 * body_.capacity(), at + most));
+  body_.resize_and_overwrite(at + most, [&](char* data, size_t) {
+    char* p = data + at;
+    p = PutVarint(p, ZigZag(static_cast<int64_t>(seq - prev_seq_)));
+    p = PutVarint(p, ZigZag(Delta(r.start_ns, prev_start_ns_)));
+    p = PutVarint(p, ZigZag(Delta(r.end_ns, r.start_ns)));
+    p = PutVarint(p, r.cycles);
+    *p++ = static_cast<char>(r.joules.present);
+    *p++ = static_cast<char>(flags);
+    for (size_t z = 0; z < kZoneCount; ++z) {
+      if ((r.joules.present >> z) & 1) p = PutRaw(p, r.joules.by_zone[z].value);
+    }
+    p = PutRaw(p, r.grams);
+    if (!same_intensity) p = PutRaw(p, r.intensity_g_per_kwh);
+    if (!no_embodied) p = PutRaw(p, r.embodied_grams);
+    p = PutVarint(p, ZigZag(r.status));
+    p = PutVarint(p, r.bytes_in);
+    p = PutVarint(p, r.bytes_out);
+    if (is_uuid) {
+      std::memcpy(p, uuid, 16);
+      p += 16;
+    } else {
+      *p++ = static_cast<char>(id.size());
+      std::memcpy(p, id.data(), id.size());
+      p += id.size();
+    }
+    return static_cast<size_t>(p - data);
+  });
   prev_seq_ = seq;
   prev_start_ns_ = r.start_ns;
   prev_intensity_ = r.intensity_g_per_kwh;
