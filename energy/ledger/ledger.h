@@ -20,8 +20,9 @@
 // Packs. Each drain round of the writer that finds at least `pack_at` records queued (the
 // writer is behind: the node is busy) encodes them straight from the rings into packs
 // (pack.h): one invocation_packs row per function, namespace, source set and hour, with the
-// totals the reports read and a compact body of the records: 0.13-0.27 µs of writer CPU per record instead of ~0.9 µs for an invocations
-// row (energy_ledger_bench BM_LedgerWritePacks / BM_LedgerWriteRows, docs/benchmarks/energy.md).
+// totals the reports read and a compact body of the records: 0.13-0.27 µs of writer CPU per
+// record instead of ~0.9 µs for an invocations row (energy_ledger_bench BM_LedgerWritePacks /
+// BM_LedgerWriteRows, docs/benchmarks/energy.md).
 // Rounds that take fewer (the node has slack; from expand_delay after the last round that made
 // packs), Flush() and Close() expand packs into their invocations rows, each pack in one
 // transaction with its deletion: a record is in a pack or in a row, never both, never neither.
@@ -133,7 +134,7 @@ class Ledger {
   // Errors: kInvalidArgument for a producer index out of range; kClosed after Close().
   junction::Status<PushResult> Push(uint32_t producer, const InvocationRecord& record);
   // Queues n records at once, each built where it will lie in the ring (no staging copy of a
-  // ~370-byte record): fill(std::span<InvocationRecord> out, size_t first) writes records
+  // 344-byte record): fill(std::span<InvocationRecord> out, size_t first) writes records
   // first .. first + out.size() - 1 of the n, every field (a slot holds an older record; seq is
   // set after fill returns). It is called once, or twice where the claim wraps the ring's end,
   // for as many as the ring has room for; the rest are filled one at a time into a scratch
