@@ -318,7 +318,7 @@ Status<PushResult> Ledger::Push(uint32_t producer, const InvocationRecord& recor
   Producer& p = *producers_[producer];
   PushResult r;
   r.seq = TakeSeqs(1);
-  if (p.queue.TryPushWith([&](Queued& q) {
+  if (p.queue.TryPushWith([&](InvocationRecord& q) {
         q = record;
         q.seq = r.seq;
       })) {
@@ -367,7 +367,6 @@ void Ledger::FoldIntoAggregate(Producer& p, uint64_t seq, const InvocationRecord
   slot->max_seq = std::max(slot->max_seq, seq);
   p.overflowed.fetch_add(1, std::memory_order_relaxed);
 }
-
 
 Status<void> Ledger::PushInterval(const IntervalRecord& record) {
   if (closed_.load(std::memory_order_relaxed)) {
@@ -572,7 +571,7 @@ Ledger::BatchOutcome Ledger::WriteBatch() {
       const size_t room = options_.max_batch - held;
       const size_t share = pass == 0 ? std::max<size_t>(1, room / (n - k)) : room;
       auto& queue = producers_[(next_producer_ + k) % n]->queue;
-      const size_t got = as_packs ? queue.ConsumeUpTo(share, [this](const Queued& q) { PackOne(q); })
+      const size_t got = as_packs ? queue.ConsumeUpTo(share, [this](const InvocationRecord& r) { PackOne(r); })
                                   : queue.PopInto(batch_, share);
       taken += got;
       held += got;
@@ -581,7 +580,7 @@ Ledger::BatchOutcome Ledger::WriteBatch() {
   next_producer_ = (next_producer_ + 1) % n;
   if (!as_packs && options_.pack_at > 0 && batch_.size() >= options_.pack_at) {
     // A burst arrived between the look at the queues and the pop: as busy a round as any.
-    for (const Queued& q : batch_) PackOne(q);
+    for (const InvocationRecord& r : batch_) PackOne(r);
     batch_.clear();
   }
   IntervalRecord ir;
@@ -627,15 +626,15 @@ Ledger::BatchOutcome Ledger::WriteBatch() {
   return {taken, ok.has_value()};
 }
 
-void Ledger::PackOne(const Queued& q) {
+void Ledger::PackOne(const InvocationRecord& r) {
   // A batch has few pack keys (functions × sources), and consecutive records mostly share one,
   // so the last match is tried first.
   PackBuilder* b = nullptr;
-  if (packs_used_ > 0 && packs_[last_pack_].Matches(q)) {
+  if (packs_used_ > 0 && packs_[last_pack_].Matches(r)) {
     b = &packs_[last_pack_];
   } else {
     for (size_t i = 0; i < packs_used_; ++i) {
-      if (packs_[i].Matches(q)) {
+      if (packs_[i].Matches(r)) {
         b = &packs_[i];
         last_pack_ = i;
         break;
@@ -646,9 +645,9 @@ void Ledger::PackOne(const Queued& q) {
     if (packs_used_ == packs_.size()) packs_.emplace_back();
     last_pack_ = packs_used_++;
     b = &packs_[last_pack_];
-    b->Reset(q);
+    b->Reset(r);
   }
-  b->Append(q.seq, q);
+  b->Append(r.seq, r);
   ++packed_held_;
   // Offer the CPU now and then, as the row inserts do (kStatementsPerYield): a worker that
   // shares it waits for a slice of the batch, not all of it (8192 records: ~1-2 ms).
@@ -658,9 +657,8 @@ void Ledger::PackOne(const Queued& q) {
   }
 }
 
-void Ledger::BindInvocation(SqliteStatement& st, int base, const Queued& q) {
-  const InvocationRecord& r = q;
-  st.Bind(base + 1, static_cast<int64_t>(q.seq));
+void Ledger::BindInvocation(SqliteStatement& st, int base, const InvocationRecord& r) {
+  st.Bind(base + 1, static_cast<int64_t>(r.seq));
   st.BindStaticText(base + 2, r.call_id.view());
   st.BindStaticText(base + 3, r.function.view());
   st.BindStaticText(base + 4, r.ns.view());
@@ -680,7 +678,7 @@ void Ledger::BindInvocation(SqliteStatement& st, int base, const Queued& q) {
   st.Bind(base + 23, static_cast<int64_t>(r.bytes_out));
 }
 
-Status<void> Ledger::InsertInvocations(const std::vector<Queued>& rows) {
+Status<void> Ledger::InsertInvocations(const std::vector<InvocationRecord>& rows) {
   // Full groups of kRowsPerInsert rows in one statement each, the rest one by one.
   size_t i = 0;
   int statements = 0;

@@ -182,11 +182,10 @@ class Ledger {
     uint64_t min_seq = 0;
     uint64_t max_seq = 0;
   };
-  using Queued = InvocationRecord;  // with its seq: the ring's slots are records as they are
   static constexpr size_t kOverflowSlots = 32;  // the last slot takes every further function
   struct alignas(64) Producer {
     explicit Producer(size_t capacity) : queue(capacity) {}
-    SpscQueue<Queued> queue;
+    SpscQueue<InvocationRecord> queue;  // records with their seq, as they will be written
     std::mutex overflow_mu;
     std::array<Aggregate, kOverflowSlots> slots;
     size_t used = 0;
@@ -221,12 +220,12 @@ class Ledger {
   // as rows) and writes them with the intervals and aggregates in one transaction.
   BatchOutcome WriteBatch();
   // Adds one record to its pack builder (writer thread).
-  void PackOne(const Queued& q);
+  void PackOne(const InvocationRecord& r);
 
   // Writes batch_'s rows, the builders' packs, the intervals and the aggregates.
   junction::Status<void> WriteBatchRows();
   // Inserts `rows` into invocations (inside the caller's transaction).
-  junction::Status<void> InsertInvocations(const std::vector<Queued>& rows);
+  junction::Status<void> InsertInvocations(const std::vector<InvocationRecord>& rows);
   // Inserts the packs_used_ builders' rows (inside the caller's transaction).
   junction::Status<void> InsertPacks();
   // Expands the oldest packs into invocations rows until at least `records` were expanded or
@@ -234,7 +233,7 @@ class Ledger {
   junction::Status<void> ExpandPacks(uint64_t records, std::chrono::steady_clock::time_point deadline);
   junction::Status<void> ExpandOnePack();
   // Binds one invocation row at parameters base+1 .. base+23 (texts bound without a copy).
-  void BindInvocation(SqliteStatement& st, int base, const Queued& q);
+  void BindInvocation(SqliteStatement& st, int base, const InvocationRecord& r);
 
   LedgerOptions options_;
   OpenReport report_;
@@ -274,14 +273,14 @@ class Ledger {
   bool has_interval_overflow_ = false;
 
   // Writer-thread state.
-  std::vector<Queued> batch_;
+  std::vector<InvocationRecord> batch_;
   std::vector<IntervalRecord> interval_batch_;
   std::vector<Aggregate> aggregate_batch_;
   std::vector<PackBuilder> packs_;  // the batch's packs; packs_used_ of them in use
   size_t packs_used_ = 0;
   size_t last_pack_ = 0;            // the builder the last record went to
   size_t packed_held_ = 0;          // records in the builders, not committed yet
-  std::vector<Queued> expanding_;   // one pack's records while it is expanded
+  std::vector<InvocationRecord> expanding_;   // one pack's records while it is expanded
   std::atomic<uint64_t> packs_pending_{0};  // pack rows in the database: written by the writer only
   int64_t expand_after_id_ = 0;     // packs up to this id were expanded or could not be decoded
   uint64_t skipped_packs_ = 0;      // packs this node could not decode (left in place)

@@ -123,10 +123,10 @@ void PackBuilder::Append(uint64_t seq, const InvocationRecord& r) {
                                              (same_intensity ? kSameIntensity : 0) |
                                              (no_embodied ? kNoEmbodied : 0) | (is_uuid ? kUuidCallId : 0));
   // One resize for the record's largest size, written in place and trimmed to what was used
-  // (resize_and_overwrite: no zero-filling of the ~170 bytes first, as resize did per record).
+  // (resize_and_overwrite: no zero-filling of the ~170 bytes first, as resize did per record;
+  // it grows the capacity geometrically, as resize does).
   const size_t at = body_.size();
   const size_t most = 4 * kMaxVarint + 2 + 8 * kZoneCount + 8 * 3 + 3 * kMaxVarint + 1 + std::max<size_t>(id.size(), 16);
-  if (body_.capacity() < at + most) body_.reserve(std::max(2 * body_.capacity(), at + most));
   body_.resize_and_overwrite(at + most, [&](char* data, size_t) {
     char* p = data + at;
     p = PutVarint(p, ZigZag(static_cast<int64_t>(seq - prev_seq_)));

@@ -99,8 +99,8 @@ struct IntervalRecord {
     unaccounted_grams = carbon::Grams(Joules{unaccounted_j}, g_per_kwh);
   }
 
-  static IntervalRecord From(const IntervalAttribution& a) { return From(a, a.InvocationTotal()); }
-  // The same with a.InvocationTotal() already summed (a pass over every share of the interval).
+  // `invocation_total` is a.InvocationTotal(), which the caller has summed already (a pass
+  // over every share of the interval).
   static IntervalRecord From(const IntervalAttribution& a, const ZoneJoules& invocation_total) {
     IntervalRecord r;
     r.begin_ns = a.begin_ns;

@@ -87,10 +87,8 @@ class SpscQueue {
   size_t PopAllInto(std::vector<T>& out) { return PopInto(out, SIZE_MAX); }
   // The same, for at most `max` records (the oldest).
   size_t PopInto(std::vector<T>& out, size_t max) {
-    const size_t head = head_.load(std::memory_order_relaxed);
-    const size_t tail = tail_.load(std::memory_order_acquire);
-    cached_tail_ = tail;
-    const size_t n = std::min(tail - head, max);
+    size_t head;
+    const size_t n = Readable(max, &head);
     if (n == 0) return 0;
     const size_t first = head & mask_;
     const size_t run = std::min(n, mask_ + 1 - first);  // up to the ring's end
@@ -107,10 +105,8 @@ class SpscQueue {
   // fn must not call back into the queue.
   template <class Fn>
   size_t ConsumeUpTo(size_t max, Fn&& fn) {
-    const size_t head = head_.load(std::memory_order_relaxed);
-    const size_t tail = tail_.load(std::memory_order_acquire);
-    cached_tail_ = tail;
-    const size_t n = std::min(tail - head, max);
+    size_t head;
+    const size_t n = Readable(max, &head);
     for (size_t i = 0; i < n; ++i) {
       fn(static_cast<const T&>(slots_[(head + i) & mask_]));
       if ((i + 1) % kConsumeStep == 0) head_.store(head + i + 1, std::memory_order_release);
@@ -124,10 +120,8 @@ class SpscQueue {
   // not reuse their slots) until Drop() or a pop frees them.
   template <class Fn>
   size_t PeekUpTo(size_t max, Fn&& fn) {
-    const size_t head = head_.load(std::memory_order_relaxed);
-    const size_t tail = tail_.load(std::memory_order_acquire);
-    cached_tail_ = tail;
-    const size_t n = std::min(tail - head, max);
+    size_t head;
+    const size_t n = Readable(max, &head);
     for (size_t i = 0; i < n; ++i) fn(static_cast<const T&>(slots_[(head + i) & mask_]));
     return n;
   }
@@ -141,6 +135,14 @@ class SpscQueue {
   size_t capacity() const { return mask_ + 1; }
 
  private:
+  // Consumer only: how many of the queued records (at most `max`) a read may take now, from
+  // *head on; refreshes the consumer's view of tail_.
+  size_t Readable(size_t max, size_t* head) {
+    *head = head_.load(std::memory_order_relaxed);
+    cached_tail_ = tail_.load(std::memory_order_acquire);
+    return std::min(cached_tail_ - *head, max);
+  }
+
   static constexpr size_t kLine = 64;
   static constexpr size_t kConsumeStep = 64;
   alignas(kLine) std::atomic<size_t> head_{0};  // written by the consumer

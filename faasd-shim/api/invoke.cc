@@ -75,7 +75,6 @@ std::uint64_t NextCallId() {
   return junction::sched::SequentialAccount(++seq, core < 0 ? 255u : static_cast<unsigned>(core));
 }
 
-
 // What the function measured itself (SDK report_energy), as the ledger's zone vector.
 energy::ZoneJoules MeasuredJoules(std::span<const store::MeasuredEnergy> reported) {
   energy::ZoneJoules out;

@@ -481,19 +481,14 @@ Status<void> EnergyBiller::BillCalls(bool final_step, bool& billed) {
       rec.status = c.status;
       rec.bytes_in = c.bytes_in;
       rec.bytes_out = c.bytes_out;
-      if (const std::optional<energy::Bill>& bill = bills_[first + k]) {
-        rec.FillFromBill(*bill);
-      } else {
+      static const energy::Bill kNothing;  // zero cycles, joules, grams
+      const std::optional<energy::Bill>& bill = bills_[first + k];
+      rec.FillFromBill(bill ? *bill : kNothing);
+      if (!bill) {
         // It ran no cycle under its own account (nothing to bill): a zero row, labelled with
         // the meter's sources.
-        rec.cycles = 0;
-        rec.joules = energy::ZoneJoules{};
         rec.joules.Set(energy::Zone::kPackage, energy::Joules{0.0});
         rec.joules.sources.Add(meter_sources_);
-        rec.grams = 0.0;
-        rec.intensity_g_per_kwh = 0.0;
-        rec.intensity_kind = energy::carbon::IntensityKind::kConstant;
-        rec.embodied_grams = 0.0;
       }
       if (c.measured.present != 0) {
         if (auto m = AddMeasured(*carbon_, c.measured, c.start_ns, c.end_ns, rec); !m && priced) priced = m;
@@ -517,7 +512,9 @@ Status<void> EnergyBiller::Stop() {
   // The last calls and cycles are billed here or never: a step that could not (its meter read
   // failed, so calls wait and the interval's cycles are carried) is tried twice more.
   Status<void> last = Step(true);
-  for (int retry = 0; retry < 2 && !last && (!waiting_.empty() || !carried_.empty()); ++retry) last = Step(true);
+  for (int retry = 0; retry < 2 && !last && (!waiting_.empty() || !carried_.empty()); ++retry) {
+    last = Step(true);
+  }
   LogOverflow(true);
   // Close, not Flush: Close bounds how long it expands packs (a node busy for hours must not
   // take as long to stop); what it leaves is committed, counted by the reports, and expanded

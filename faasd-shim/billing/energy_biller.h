@@ -252,7 +252,7 @@ class EnergyBiller {
   std::vector<PendingCall> waiting_;   // sampler only: left by a failed step, not billed yet
   std::vector<const PendingCall*> calls_;  // sampler only: this step's calls (waiting_, the
                                            // rings' slots, the drained spills), oldest first
-  std::vector<std::uint64_t> finishing_;          // sampler only: waiting_'s accounts
+  std::vector<std::uint64_t> finishing_;          // sampler only: calls_'s accounts
   std::vector<std::optional<energy::Bill>> bills_;  // sampler only: their bills (AddAndTake)
   Counters logged_;                    // sampler only: the counts last logged
   std::chrono::steady_clock::time_point next_overflow_log_{};
