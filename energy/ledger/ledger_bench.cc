@@ -145,6 +145,47 @@ void BM_LedgerWritePacks(benchmark::State& state) {
 }
 BENCHMARK(BM_LedgerWritePacks)->Arg(1000)->Arg(20000)->UseRealTime()->Unit(benchmark::kMillisecond);
 
+// The expansion's cost per record (ledger.h, "Packs"): state.range(0) records pushed and packed
+// (untimed), then Flush(), which turns every pack into its `invocations` rows; the timing and
+// the CPU are that Flush. A busy node spends this later, when it has slack (energy.md, 2026-12-07
+// "sixth session": ~1.5-1.7 us a call on the node, several times the packing).
+void BM_LedgerExpandPacks(benchmark::State& state) {
+  const size_t n = static_cast<size_t>(state.range(0));
+  std::string dir = "/tmp/energy-ledger-bench-e-" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  auto ledger = Ledger::Open({.path = dir + "/ledger.db", .queue_capacity = n * 2,
+                              .flush_interval = std::chrono::milliseconds(1), .pack_at = 1,
+                              .expand_delay = std::chrono::hours(1)});
+  if (!ledger) {
+    state.SkipWithError(ledger.error().message().c_str());
+    return;
+  }
+  std::vector<InvocationRecord> recs;
+  for (size_t i = 0; i < n; ++i) recs.push_back(Record(i));
+  double writer_cpu = 0.0;
+  uint64_t packed = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    for (const InvocationRecord& r : recs) (void)(*ledger)->Push(0, r);
+    packed += n;
+    while ((*ledger)->stats().records_packed < packed) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    state.ResumeTiming();
+    const double cpu0 = ProcessCpuSeconds();
+    if (auto f = (*ledger)->Flush(); !f) state.SkipWithError(f.error().message().c_str());
+    writer_cpu += ProcessCpuSeconds() - cpu0;
+  }
+  if ((*ledger)->stats().records_expanded != packed) state.SkipWithError("not every packed record was expanded");
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * n));
+  state.counters["cpu_ns_per_record"] =
+      writer_cpu * 1e9 / static_cast<double>(state.iterations() * n);
+  (void)(*ledger)->Close();
+  ledger->reset();
+  std::filesystem::remove_all(dir);
+}
+BENCHMARK(BM_LedgerExpandPacks)->Arg(20000)->UseRealTime()->Unit(benchmark::kMillisecond);
+
 void BM_SpscPushPop(benchmark::State& state) {
   SpscQueue<InvocationRecord> q(1024);
   InvocationRecord r = Record(1), out;
