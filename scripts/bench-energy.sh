@@ -5,6 +5,9 @@
 # both alike. Prints, per round, requests/s, requests per CPU-second of the node (utime+stime of
 # all its threads) and the node's CPU per request by thread (schedstat: the runtime worker(s),
 # the energy sampler, the ledger writer), then the medians and the on/off ratios.
+# On a shared host whose speed swings within seconds one round's ratio spreads widely (0.74-1.35
+# here); scripts/bench-energy-paired.sh loads nodes that run at once in short alternating windows
+# and gives the ratio with a confidence interval and an A/A control.
 #
 # Where the node's helper threads (sampler, ledger writer) run, HELPERS:
 #   client  (default) the node may use every CPU: its helpers go to the CPUs no worker holds (as
