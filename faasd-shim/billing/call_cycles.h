@@ -5,12 +5,18 @@
 //   pool->Invoke(...);
 //   billing::CallCycles::Result r = cc.End();   // right before SetAccount(previous)
 //
+// or, with one TSC reading shared by the account switch and the count (no other read):
+//   const std::uint64_t t0 = junction::sched::Rdtsc();
+//   junction::sched::SetAccountAt(call, t0);
+//   billing::CallCycles cc(t0);
+//   ... r = cc.End(); junction::sched::SetAccountAt(previous, r.end_tsc);
+//
 // When the call never left its core (the core made no switch between Begin and End), the TSC
 // delta is exactly the cycles the runtime charges its account (on_cpu = true). When it left
 // (it parked, slept or yielded), the cycles it ran are known only to the runtime's accounts,
 // which the sampler attributes at the next interval: the delta is then the call's wall time
 // in cycles, an upper bound of a single-uthread call's cycles (on_cpu = false).
-// Cost: two TSC reads and two relaxed loads of the core's switch counter; no system call. The
+// Cost: two TSC reads (one with the start given) and two relaxed loads of the core's switch counter; no system call. The
 // caller may reuse End()'s TSC reading (Result::end_tsc) for its own clocks instead of a third.
 #pragma once
 
@@ -31,7 +37,10 @@ class CallCycles {
     std::uint64_t end_tsc = 0;  // the TSC End() read, on the kthread that called it
   };
 
-  CallCycles() : core_(junction::sched::CurrentCore()), switches_(Switches(core_)), tsc_(junction::sched::Rdtsc()) {}
+  CallCycles() : CallCycles(junction::sched::Rdtsc()) {}
+  // Counts from `start_tsc`, a TSC reading taken on this kthread with no switch since.
+  explicit CallCycles(std::uint64_t start_tsc)
+      : core_(junction::sched::CurrentCore()), switches_(Switches(core_)), tsc_(start_tsc) {}
 
   Result End() const {
     const std::uint64_t now = junction::sched::Rdtsc();

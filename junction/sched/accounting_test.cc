@@ -226,6 +226,40 @@ TEST(Accounting, AKnownBurnIsChargedToItsAccount) {
   }
 }
 
+// SetAccountAt switches as of the caller's own TSC reading: the account gets exactly the cycles
+// from that reading to the next switch (what the invoke handler's estimate counts), and a
+// reading older than the current segment (a switch came in between) charges nothing backwards.
+TEST(Accounting, SetAccountAtChargesFromTheGivenReading) {
+  constexpr AccountId kCall = 7000, kStale = 7001;
+  auto rt = Runtime::Create(RuntimeConfig{.cores = FirstCpus(1)});
+  ASSERT_TRUE(rt.has_value());
+  Runtime* r = rt->get();
+  ASSERT_TRUE(r->Run([&] {
+    ASSERT_TRUE(r->CloseInterval().has_value());
+    const AccountId before = CurrentAccount();
+    const std::uint64_t t0 = Rdtsc();
+    SetAccountAt(kCall, t0);
+    while (Rdtsc() - t0 < NsToCycles(2e5)) {  // 0.2 ms
+    }
+    const std::uint64_t t1 = Rdtsc();
+    SetAccountAt(before, t1);
+    // A stale reading: before the segment that SetAccountAt(before, t1) started.
+    SetAccountAt(kStale, t0);
+    SetAccountAt(before, Rdtsc());
+    auto s = r->CloseInterval();
+    ASSERT_TRUE(s.has_value());
+    std::map<int, std::uint64_t> last_end;
+    CheckCloses(*s, &last_end);
+    std::uint64_t call = 0, stale = 0;
+    for (const auto& a : s->cores[0].busy) {
+      if (a.account == kCall) call += a.cycles;
+      if (a.account == kStale) stale += a.cycles;
+    }
+    EXPECT_EQ(call, t1 - t0) << "the call account must hold exactly [t0, t1)";
+    EXPECT_LT(stale, NsToCycles(1e5)) << "a stale reading must not charge the time before the segment";
+  }).has_value());
+}
+
 // An idle node's sampler closes an interval every 10 ms: a core blocked idle must be closed
 // without a wake-up each time (before, every close kicked it awake), and its intervals must
 // still add up and follow one another with no gap.

@@ -144,8 +144,10 @@ void Core::ChargeAt(AccountId account, std::uint64_t now) {
   seg_start_ = now;
 }
 
-void Core::SetAccount(AccountId account) {
-  ChargeAt(current_->account, Rdtsc());
+void Core::SetAccount(AccountId account) { SetAccountAt(account, Rdtsc()); }
+
+void Core::SetAccountAt(AccountId account, std::uint64_t tsc) {
+  ChargeAt(current_->account, std::max(tsc, seg_start_));
   current_->account = account;
   tables_[active_].Prefetch(account);
 }

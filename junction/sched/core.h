@@ -75,6 +75,10 @@ class Core {
   void BlockAndUnlock(Spinlock* lock, std::int64_t deadline_ns);
   [[noreturn]] void Exit();
   void SetAccount(AccountId account);
+  // SetAccount as of `tsc`, a TSC reading the caller already took on this kthread (no read of
+  // its own); one earlier than the current segment's start (a switch came between) counts as
+  // that start.
+  void SetAccountAt(AccountId account, std::uint64_t tsc);
   std::uint64_t NewToken() { return (++token_counter_ << 8) | static_cast<std::uint64_t>(index_ + 1); }
 
   // --- this core only ---

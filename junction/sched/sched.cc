@@ -137,6 +137,7 @@ void Unpark(ThreadRef t) {
 
 AccountId CurrentAccount() { return NeedCore("CurrentAccount")->current()->account; }
 void SetAccount(AccountId account) { NeedCore("SetAccount")->SetAccount(account); }
+void SetAccountAt(AccountId account, std::uint64_t tsc) { NeedCore("SetAccountAt")->SetAccountAt(account, tsc); }
 bool InRuntime() { return ThisCore() != nullptr; }
 int CurrentCore() {
   Core* c = ThisCore();
