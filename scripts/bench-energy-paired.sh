@@ -28,6 +28,7 @@
 # bench-energy.sh): on this 2-CPU VM that is the generator's CPU as well.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/node-threads.sh  # thread_ns
 BUILD=${BUILD:-build}
 CYCLES=${CYCLES:-150}
 W=${W:-0.5}
@@ -55,25 +56,23 @@ for b in faasnode faasload; do
 done
 command -v curl >/dev/null || die "curl is not installed (scripts/setup.sh installs it)"
 work=$(mktemp -d /tmp/bench-energy-paired.XXXXXX)
-pids=()
+declare -A port=() pid=()
 cleanup() {
-  for p in "${pids[@]}"; do kill -INT "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  for p in "${pid[@]}"; do kill -INT "$p" 2>/dev/null || true; done
+  for p in "${pid[@]}"; do wait "$p" 2>/dev/null || true; done
   rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-declare -A port pid
 # start NAME: a node of its own state and ledger on its own port; waits for /healthz.
 start() {
   local cfg="$work/$1.toml"
-  port[$1]=$((PORT + ${#pids[@]}))
+  port[$1]=$((PORT + ${#pid[@]}))
   printf '[runtime]\ncores = [%s]\n[net]\nlisten = "127.0.0.1:%s"\n[functions.echo]\n[state]\ndir = "%s/state-%s"\n[energy]\nenabled = %s\nresponse_headers = %s\nledger = "%s/ledger-%s.db"\n' \
     "$SERVER_CPU" "${port[$1]}" "$work" "$1" "${energy[$1]}" "${headers[$1]}" "$work" "$1" >"$cfg"
   "$BUILD/bin/faasnode" serve --config "$cfg" >"$work/$1.log" 2>&1 &
   pid[$1]=$!
-  pids+=("$!")
   for _ in $(seq 100); do
     curl -s -o /dev/null "http://127.0.0.1:${port[$1]}/healthz" && return 0
     kill -0 "${pid[$1]}" 2>/dev/null || { cat "$work/$1.log" >&2; die "the $1 node exited at start (log above)"; }
@@ -81,34 +80,21 @@ start() {
   done
   die "the $1 node did not answer /healthz in 10 s (log: $work/$1.log)"
 }
-# thread_ns PID: "worker sampler writer" CPU ns so far (schedstat's run time per thread).
-thread_ns() {
-  local t w=0 s=0 l=0 ns
-  for t in /proc/"$1"/task/*; do
-    ns=$(awk '{print $1}' "$t/schedstat" 2>/dev/null) || continue
-    case $(cat "$t/comm" 2>/dev/null) in
-      junction/*) w=$((w + ns)) ;;
-      faasnode-energy) s=$((s + ns)) ;;
-      faasnode-ledger) l=$((l + ns)) ;;
-    esac
-  done
-  echo "$w $s $l"
-}
 # settle NAME: waits (up to 5 s) until the node's billing threads are quiet, less than 3 ms of
 # CPU in 100 ms. A ledger-on node packs its rows while it is busy and expands the packs into
 # rows once it has slack (from expand_delay, 100 ms, after its last busy round): ~1.5-1.9 us of
 # writer CPU a call (2026-12-07), spent after the window. Left to run into the next node's
 # window, it would slow that node and flatter the ratio. Every node settles, for symmetry.
 settle() {
-  local a b
-  a=$(thread_ns "${pid[$1]}")
+  local _w s l before now
+  read -r _w s l < <(thread_ns "${pid[$1]}")
+  before=$((s + l))
   for _ in $(seq 50); do
     sleep 0.1
-    b=$(thread_ns "${pid[$1]}")
-    if (( ($(cut -d' ' -f2 <<<"$b") + $(cut -d' ' -f3 <<<"$b")) - ($(cut -d' ' -f2 <<<"$a") + $(cut -d' ' -f3 <<<"$a")) < 3000000 )); then
-      return 0
-    fi
-    a=$b
+    read -r _w s l < <(thread_ns "${pid[$1]}")
+    now=$((s + l))
+    (( now - before < 3000000 )) && return 0
+    before=$now
   done
   echo "bench-energy-paired.sh: the $1 node's billing threads were still busy 5 s after its window" >&2
 }

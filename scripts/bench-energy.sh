@@ -32,6 +32,7 @@
 #   SERVER_CPU=0 CLIENT_CPU=1 BUILD=build-energy HELPERS=node scripts/bench-energy.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/node-threads.sh  # thread_ns
 BUILD=${BUILD:-build}
 ROUNDS=${ROUNDS:-6}
 DUR=${DUR:-5}
@@ -62,19 +63,6 @@ wrk.headers["Content-Type"] = "text/plain"
 LUA
 tck=$(getconf CLK_TCK)
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-# CPU ns of the node's threads by kind: "worker sampler writer" (schedstat's run time).
-thread_ns() {
-  local t w=0 s=0 l=0 ns
-  for t in /proc/"$1"/task/*; do
-    ns=$(awk '{print $1}' "$t/schedstat" 2>/dev/null) || continue
-    case $(cat "$t/comm" 2>/dev/null) in
-      junction/*) w=$((w + ns)) ;;
-      faasnode-energy) s=$((s + ns)) ;;
-      faasnode-ledger) l=$((l + ns)) ;;
-    esac
-  done
-  echo "$w $s $l"
-}
 wait_up() { for _ in $(seq 100); do curl -s -o /dev/null "$1" && return 0; sleep 0.1; done; echo "node at $1 did not come up" >&2; exit 1; }
 
 # generate SECONDS: one closed-loop run of GEN against the node's echo on CLIENT_CPU; prints

@@ -37,6 +37,35 @@ InvocationRecord Record(uint64_t i) {
   return r;
 }
 
+std::vector<InvocationRecord> Records(size_t n) {
+  std::vector<InvocationRecord> recs;
+  for (size_t i = 0; i < n; ++i) recs.push_back(Record(i));
+  return recs;
+}
+
+// A ledger whose writer packs every round (pack_at = 1: even a round that wakes while the
+// records are still being pushed and finds only a few; at the default 256 such a round wrote
+// rows, and a wait for every record to be packed never ended) and never expands on its own.
+junction::Status<std::unique_ptr<Ledger>> OpenPackingLedger(const std::string& dir, size_t n) {
+  std::filesystem::create_directories(dir);
+  return Ledger::Open({.path = dir + "/ledger.db", .queue_capacity = n * 2,
+                       .flush_interval = std::chrono::milliseconds(1), .pack_at = 1,
+                       .expand_delay = std::chrono::hours(1)});
+}
+
+// Waits (polling every 0.2 ms) until the writer has committed `packed` records as packs.
+void WaitPacked(const Ledger& ledger, uint64_t packed) {
+  while (ledger.stats().records_packed < packed) {
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
+void CloseAndRemove(std::unique_ptr<Ledger>& ledger, const std::string& dir) {
+  (void)ledger->Close();
+  ledger.reset();
+  std::filesystem::remove_all(dir);
+}
+
 // Push with the writer thread draining into SQLite; the counters say how many pushes were
 // folded into overflow aggregates because the writer fell behind.
 void BM_LedgerPush(benchmark::State& state) {
@@ -55,10 +84,8 @@ void BM_LedgerPush(benchmark::State& state) {
     aggregated += p && p->aggregated;
     benchmark::DoNotOptimize(p);
   }
-  (void)(*ledger)->Close();
   state.counters["aggregated"] = static_cast<double>(aggregated);
-  ledger->reset();
-  std::filesystem::remove_all(dir);
+  CloseAndRemove(*ledger, dir);
 }
 BENCHMARK(BM_LedgerPush)->Arg(1024)->Arg(65536);
 
@@ -75,8 +102,7 @@ void BM_LedgerWriteRows(benchmark::State& state) {
     state.SkipWithError(ledger.error().message().c_str());
     return;
   }
-  std::vector<InvocationRecord> recs;
-  for (size_t i = 0; i < n; ++i) recs.push_back(Record(i));
+  const std::vector<InvocationRecord> recs = Records(n);
   double writer_cpu = 0.0;  // what a node pays: the wall time also holds the checkpoints' fsync
   for (auto _ : state) {
     state.PauseTiming();
@@ -92,33 +118,24 @@ void BM_LedgerWriteRows(benchmark::State& state) {
                                                        benchmark::Counter::kInvert);
   state.counters["cpu_ns_per_row"] =
       writer_cpu * 1e9 / static_cast<double>(state.iterations() * n);
-  (void)(*ledger)->Close();
-  ledger->reset();
-  std::filesystem::remove_all(dir);
+  CloseAndRemove(*ledger, dir);
 }
 BENCHMARK(BM_LedgerWriteRows)->Arg(20000)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 // The writer's cost per record while it is behind (ledger.h, "Packs"): state.range(0) records
-// pushed at once, then the time until the writer has committed them all as packs (it polls
-// every millisecond; packs are not expanded inside the timing). Compare with
-// BM_LedgerWriteRows: the difference is what packing takes off a saturated node, for now —
-// the expansion, later, costs a row's price.
+// pushed at once, then the time until the writer has committed them all as packs (packs are
+// not expanded inside the timing). Compare with BM_LedgerWriteRows: the difference is what
+// packing takes off a saturated node, for now — the expansion, later, costs a row's price
+// (BM_LedgerExpandPacks).
 void BM_LedgerWritePacks(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));
-  std::string dir = "/tmp/energy-ledger-bench-p-" + std::to_string(getpid());
-  std::filesystem::create_directories(dir);
-  // pack_at = 1: every round packs, even one that wakes while the records are still being
-  // pushed and finds only a few (at the default 256 such a round wrote rows, and the wait
-  // below for every record to be packed never ended).
-  auto ledger = Ledger::Open({.path = dir + "/ledger.db", .queue_capacity = n * 2,
-                              .flush_interval = std::chrono::milliseconds(1), .pack_at = 1,
-                              .expand_delay = std::chrono::hours(1)});
+  const std::string dir = "/tmp/energy-ledger-bench-p-" + std::to_string(getpid());
+  auto ledger = OpenPackingLedger(dir, n);
   if (!ledger) {
     state.SkipWithError(ledger.error().message().c_str());
     return;
   }
-  std::vector<InvocationRecord> recs;
-  for (size_t i = 0; i < n; ++i) recs.push_back(Record(i));
+  const std::vector<InvocationRecord> recs = Records(n);
   double writer_cpu = 0.0;
   uint64_t packed = 0;
   for (auto _ : state) {
@@ -128,9 +145,7 @@ void BM_LedgerWritePacks(benchmark::State& state) {
     const double push_cpu = ProcessCpuSeconds() - cpu0;
     state.ResumeTiming();
     packed += n;
-    while ((*ledger)->stats().records_packed < packed) {
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
+    WaitPacked(**ledger, packed);
     writer_cpu += ProcessCpuSeconds() - cpu0 - push_cpu;
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * n));
@@ -139,9 +154,7 @@ void BM_LedgerWritePacks(benchmark::State& state) {
                                                        benchmark::Counter::kInvert);
   state.counters["cpu_ns_per_record"] =
       writer_cpu * 1e9 / static_cast<double>(state.iterations() * n);
-  (void)(*ledger)->Close();
-  ledger->reset();
-  std::filesystem::remove_all(dir);
+  CloseAndRemove(*ledger, dir);
 }
 BENCHMARK(BM_LedgerWritePacks)->Arg(1000)->Arg(20000)->UseRealTime()->Unit(benchmark::kMillisecond);
 
@@ -151,26 +164,20 @@ BENCHMARK(BM_LedgerWritePacks)->Arg(1000)->Arg(20000)->UseRealTime()->Unit(bench
 // "sixth session": ~1.5-1.7 us a call on the node, several times the packing).
 void BM_LedgerExpandPacks(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));
-  std::string dir = "/tmp/energy-ledger-bench-e-" + std::to_string(getpid());
-  std::filesystem::create_directories(dir);
-  auto ledger = Ledger::Open({.path = dir + "/ledger.db", .queue_capacity = n * 2,
-                              .flush_interval = std::chrono::milliseconds(1), .pack_at = 1,
-                              .expand_delay = std::chrono::hours(1)});
+  const std::string dir = "/tmp/energy-ledger-bench-e-" + std::to_string(getpid());
+  auto ledger = OpenPackingLedger(dir, n);
   if (!ledger) {
     state.SkipWithError(ledger.error().message().c_str());
     return;
   }
-  std::vector<InvocationRecord> recs;
-  for (size_t i = 0; i < n; ++i) recs.push_back(Record(i));
+  const std::vector<InvocationRecord> recs = Records(n);
   double writer_cpu = 0.0;
   uint64_t packed = 0;
   for (auto _ : state) {
     state.PauseTiming();
     for (const InvocationRecord& r : recs) (void)(*ledger)->Push(0, r);
     packed += n;
-    while ((*ledger)->stats().records_packed < packed) {
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
+    WaitPacked(**ledger, packed);
     state.ResumeTiming();
     const double cpu0 = ProcessCpuSeconds();
     if (auto f = (*ledger)->Flush(); !f) state.SkipWithError(f.error().message().c_str());
@@ -180,9 +187,7 @@ void BM_LedgerExpandPacks(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * n));
   state.counters["cpu_ns_per_record"] =
       writer_cpu * 1e9 / static_cast<double>(state.iterations() * n);
-  (void)(*ledger)->Close();
-  ledger->reset();
-  std::filesystem::remove_all(dir);
+  CloseAndRemove(*ledger, dir);
 }
 BENCHMARK(BM_LedgerExpandPacks)->Arg(20000)->UseRealTime()->Unit(benchmark::kMillisecond);
 

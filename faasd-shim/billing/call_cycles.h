@@ -16,8 +16,9 @@
 // (it parked, slept or yielded), the cycles it ran are known only to the runtime's accounts,
 // which the sampler attributes at the next interval: the delta is then the call's wall time
 // in cycles, an upper bound of a single-uthread call's cycles (on_cpu = false).
-// Cost: two TSC reads (one with the start given) and two relaxed loads of the core's switch counter; no system call. The
-// caller may reuse End()'s TSC reading (Result::end_tsc) for its own clocks instead of a third.
+// Cost: two TSC reads (one with the start given) and two relaxed loads of the core's switch
+// counter; no system call. The caller may reuse End()'s reading (Result::end_tsc) for its own
+// clocks instead of a third.
 #pragma once
 
 #include <cstdint>
