@@ -359,3 +359,29 @@ TEST_F(LedgerPackTest, CloseLeavesPacksPastItsBudgetAndTheNextOpenExpandsThem) {
 
 }  // namespace
 }  // namespace energy
+
+// FixedString's word-at-a-time equality: every length up to the capacity, a difference at every
+// position, and stale bytes past the size (a ring slot's older, longer value) ignored.
+TEST(FixedStringTest, EqualityComparesTheStoredBytesOnly) {
+  const std::string base(64, 'a');
+  for (size_t len = 0; len <= 64; ++len) {
+    energy::FixedString<64> stale;
+    stale.Assign(std::string(64, 'z'));
+    stale.Assign(base.substr(0, len));  // bytes len.. still hold 'z'
+    energy::FixedString<64> fresh;
+    fresh.Assign(base.substr(0, len));
+    EXPECT_TRUE(stale == fresh) << len;
+    for (size_t at = 0; at < len; ++at) {
+      std::string other = base.substr(0, len);
+      other[at] = 'b';
+      energy::FixedString<64> diff;
+      diff.Assign(other);
+      EXPECT_FALSE(stale == diff) << len << " " << at;
+    }
+    if (len > 0) {
+      energy::FixedString<64> shorter;
+      shorter.Assign(base.substr(0, len - 1));
+      EXPECT_FALSE(fresh == shorter) << len;
+    }
+  }
+}

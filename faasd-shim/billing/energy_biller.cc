@@ -258,7 +258,7 @@ CallEstimate EnergyBiller::EstimateCall(std::uint64_t cycles) const {
 
 void EnergyBiller::Complete(const CompletedCall& call) {
   // Written straight into the ring's slot (no copy of the ~200-byte record on the data path);
-  // every field is set, as the slot holds an older call.
+  // every field the sampler reads is set, as the slot holds an older call.
   auto fill = [&call](PendingCall& p) {
     p.account = call.account;
     p.call_id.Assign(call.call_id);  // a UUID: 36 bytes
@@ -269,7 +269,13 @@ void EnergyBiller::Complete(const CompletedCall& call) {
     p.status = call.status;
     p.bytes_in = call.bytes_in;
     p.bytes_out = call.bytes_out;
-    p.measured = call.measured;
+    // Only a function that measured itself (the GPU's) has zones here; the sampler reads them
+    // only when `present` says so, so an echo call copies one byte of the 56, not all.
+    if (call.measured.present != 0) [[unlikely]] {
+      p.measured = call.measured;
+    } else {
+      p.measured.present = 0;
+    }
   };
   // The sampler is behind by a whole ring: keep the call (its bill is found by its account).
   // The caller holds q.lock.
