@@ -78,9 +78,10 @@ Status<IntervalAttribution> Attributor::Attribute(const IntervalEnergy& meter,
     }
   }
   // One entry per account (an invocation may have run on several cores).
-  std::sort(raw.begin(), raw.end(), [](const AccountShare& a, const AccountShare& b) {
-    return a.account_id < b.account_id;
-  });
+  // One core's call accounts are numbered in order (junction::sched::SequentialAccount): with
+  // one core the list is sorted already, and the check costs a pass instead of a sort.
+  auto by_account = [](const AccountShare& a, const AccountShare& b) { return a.account_id < b.account_id; };
+  if (!std::is_sorted(raw.begin(), raw.end(), by_account)) std::sort(raw.begin(), raw.end(), by_account);
   std::size_t merged = 0;
   for (std::size_t i = 0; i < raw.size(); ++i) {
     if (merged > 0 && raw[merged - 1].account_id == raw[i].account_id) {
@@ -165,7 +166,10 @@ Status<void> BillBook::AddAndTake(const IntervalAttribution& iv, std::span<const
                                   std::vector<std::optional<Bill>>& out) {
   Status<void> result;
   const Price p = PriceOf(iv, result);
-  out.assign(finishing.size(), std::nullopt);
+  // Disengaged slots: clear + resize writes each one's flag; assign(n, nullopt) copied a whole
+  // ~140-byte optional<Bill> per call (4% of the sampler's time at 100k calls/s).
+  out.clear();
+  out.resize(finishing.size());
   order_.clear();
   for (size_t i = 0; i < finishing.size(); ++i) order_.emplace_back(finishing[i], static_cast<uint32_t>(i));
   // Calls finish in about the order they started (their accounts are numbered so): usually
@@ -199,6 +203,7 @@ Status<void> BillBook::AddAndTake(const IntervalAttribution& iv, std::span<const
   for (; f != order_.end(); ++f) take_earlier(f->first, out[f->second]);
   totals_.meter.AddScaled(iv.meter, 1.0);
   totals_.invocations.AddScaled(invocations, 1.0);
+  last_invocations_ = invocations;
   totals_.idle.AddScaled(iv.idle, 1.0);
   totals_.overhead.AddScaled(iv.overhead, 1.0);
   totals_.unaccounted.AddScaled(iv.unaccounted, 1.0);

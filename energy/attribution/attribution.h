@@ -143,6 +143,9 @@ class BillBook {
   const Bill* Find(uint64_t account_id) const;
   size_t open_bills() const { return bills_.size(); }
   const ClassTotals& totals() const { return totals_; }
+  // The last added interval's invocation joules: iv.InvocationTotal(), summed in the same order
+  // by Add/AddAndTake's pass over the shares (so the caller need not make a second pass).
+  const ZoneJoules& last_invocations() const { return last_invocations_; }
 
  private:
   // The interval's price, once per interval.
@@ -164,6 +167,7 @@ class BillBook {
   std::pmr::unsynchronized_pool_resource pool_;
   std::pmr::unordered_map<uint64_t, Bill> bills_{&pool_};
   ClassTotals totals_;
+  ZoneJoules last_invocations_;
 };
 
 }  // namespace energy

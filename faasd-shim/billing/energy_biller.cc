@@ -439,7 +439,7 @@ Status<void> EnergyBiller::BillCalls(bool final_step, bool& billed) {
   for (const PendingCall* c : calls_) finishing_.push_back(c->account);
   // Joules are added even if pricing failed.
   Status<void> priced = book_->AddAndTake(*attribution, finishing_, bills_);
-  const energy::ZoneJoules invocation_total = attribution->InvocationTotal();  // one pass, used twice
+  const energy::ZoneJoules invocation_total = book_->last_invocations();  // AddAndTake's pass summed it
   energy::IntervalRecord interval = energy::IntervalRecord::From(*attribution, invocation_total);
   if (auto unit = carbon_->PriceInterval(energy::Joules{1.0}, begin_ns, end_ns, 0.0)) {
     interval.Price(unit->intensity.g_per_kwh);
