@@ -512,7 +512,9 @@ TEST(Sched, ParkPollingLosesNoWakeUpFromAnotherCore) {
                 static_cast<unsigned long long>(switches));
     // Through the idle loop every round costs 4 switches (~410 000 here with park_poll_us =
     // 0); a side that overruns its budget (a preempted vCPU) parks the long way for a while.
-    EXPECT_LT(switches, 2u * kRounds) << "few wake-ups came in place";
+    // Usually 1k-30k; a noisy host has read 100k-217k (2026-12-08: 216 542 failed the old
+    // bound of 2 per round). 3 per round still fails when no wake-up is taken in place.
+    EXPECT_LT(switches, 3u * kRounds) << "few wake-ups came in place";
   });
 }
 
