@@ -163,7 +163,7 @@ Status<void> BillBook::Add(const IntervalAttribution& iv) {
 }
 
 Status<void> BillBook::AddAndTake(const IntervalAttribution& iv, std::span<const uint64_t> finishing,
-                                  std::vector<std::optional<Bill>>& out) {
+                                  std::vector<std::optional<Bill>>& out, ZoneJoules* invocations_out) {
   Status<void> result;
   const Price p = PriceOf(iv, result);
   // Disengaged slots: clear + resize writes each one's flag; assign(n, nullopt) copied a whole
@@ -203,7 +203,7 @@ Status<void> BillBook::AddAndTake(const IntervalAttribution& iv, std::span<const
   for (; f != order_.end(); ++f) take_earlier(f->first, out[f->second]);
   totals_.meter.AddScaled(iv.meter, 1.0);
   totals_.invocations.AddScaled(invocations, 1.0);
-  last_invocations_ = invocations;
+  if (invocations_out != nullptr) *invocations_out = invocations;
   totals_.idle.AddScaled(iv.idle, 1.0);
   totals_.overhead.AddScaled(iv.overhead, 1.0);
   totals_.unaccounted.AddScaled(iv.unaccounted, 1.0);

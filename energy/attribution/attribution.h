@@ -133,8 +133,10 @@ class BillBook {
   // of a finishing account that touched no earlier interval (a call shorter than an interval:
   // nearly all of them) never enters the book, so it costs no map insert, search or erase.
   // `finishing` in any order (ascending is cheapest), no duplicates; `out` is resized to it.
+  // `invocations`, when given, receives interval.InvocationTotal(), summed in the same order by
+  // the same pass (so the caller need not make a second one over the shares).
   junction::Status<void> AddAndTake(const IntervalAttribution& interval, std::span<const uint64_t> finishing,
-                                    std::vector<std::optional<Bill>>& out);
+                                    std::vector<std::optional<Bill>>& out, ZoneJoules* invocations = nullptr);
   // Puts a taken bill back (a caller that could not use it): the next Take finds it.
   void PutBack(Bill bill);
 
@@ -143,9 +145,6 @@ class BillBook {
   const Bill* Find(uint64_t account_id) const;
   size_t open_bills() const { return bills_.size(); }
   const ClassTotals& totals() const { return totals_; }
-  // The last added interval's invocation joules: iv.InvocationTotal(), summed in the same order
-  // by Add/AddAndTake's pass over the shares (so the caller need not make a second pass).
-  const ZoneJoules& last_invocations() const { return last_invocations_; }
 
  private:
   // The interval's price, once per interval.
@@ -167,7 +166,6 @@ class BillBook {
   std::pmr::unsynchronized_pool_resource pool_;
   std::pmr::unordered_map<uint64_t, Bill> bills_{&pool_};
   ClassTotals totals_;
-  ZoneJoules last_invocations_;
 };
 
 }  // namespace energy

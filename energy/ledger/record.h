@@ -27,21 +27,8 @@ class FixedString {
     return s.size() <= N;
   }
   std::string_view view() const { return std::string_view(data_, size_); }
-  // A word at a time: the ledger writer and the metrics compare a function's name per record,
-  // and a call to memcmp for a few bytes cost more than the compare.
   friend bool operator==(const FixedString& a, const FixedString& b) {
-    if (a.size_ != b.size_) return false;
-    size_t i = 0;
-    for (; i + 8 <= a.size_; i += 8) {
-      uint64_t x, y;
-      std::memcpy(&x, a.data_ + i, 8);
-      std::memcpy(&y, b.data_ + i, 8);
-      if (x != y) return false;
-    }
-    for (; i < a.size_; ++i) {
-      if (a.data_[i] != b.data_[i]) return false;
-    }
-    return true;
+    return a.view() == b.view();
   }
 
  private:

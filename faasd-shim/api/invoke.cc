@@ -209,35 +209,35 @@ RouteHandler MakeInvokeHandler(const instances::InstanceManager* manager, billin
     // The node's own fields, formatted straight into the head's header lines: their names are
     // constants and their values are ours (digits, a UUID, fixed words) or the request's own
     // X-Call-Id, which the parser already held to a field value's rules; so no per-field copy,
-    // allocation or check (junction/http Reply::header_lines), and gathered in one block: one
-    // capacity check and copy instead of one per field (up to 10 a call).
-    junction::http::HeaderLineBlock block(reply.header_lines);
-    block.Add("X-Call-Id: ", call_id_text);
-    block.Add("X-Start-Time: ", start_text);
-    block.Add("X-Served-By: faasnode/" FAASNODE_VERSION, "");
+    // allocation or check (junction/http Reply::header_lines).
+    std::string& lines = reply.header_lines;
+    lines.reserve(lines.size() + 384);
+    junction::http::AppendHeaderLine(lines, "X-Call-Id", call_id_text);
+    junction::http::AppendHeaderLine(lines, "X-Start-Time", start_text);
+    lines.append("X-Served-By: faasnode/" FAASNODE_VERSION "\r\n");  // a constant line
     char micros[32];
-    block.Add("X-Duration-Seconds: ", FixedMicros(micros, seconds));
+    junction::http::AppendHeaderLine(lines, "X-Duration-Seconds", FixedMicros(micros, seconds));
+    char num[64];
     if (biller != nullptr && biller->response_headers()) {
       // The estimate at completion; the ledger row is the final bill (see energy_biller.h).
       const billing::CallEstimate e = biller->EstimateCall(ran.cycles);
       char g6[32];  // six significant digits, as to_chars(general, 6): junction/base/general6.h
-      block.Add("X-Energy-Joules: ", junction::General6(g6, e.joules));
-      block.Add("X-Carbon-Grams: ", junction::General6(g6, e.grams));
-      block.Add("X-Energy-Source: ", e.sources.Name());
-      block.Add("X-Energy-Estimate: ", ran.on_cpu ? "on-cpu" : "upper-bound");
+      junction::http::AppendHeaderLine(lines, "X-Energy-Joules", junction::General6(g6, e.joules));
+      junction::http::AppendHeaderLine(lines, "X-Carbon-Grams", junction::General6(g6, e.grams));
+      junction::http::AppendHeaderLine(lines, "X-Energy-Source", e.sources.Name());
+      junction::http::AppendHeaderLine(lines, "X-Energy-Estimate", ran.on_cpu ? "on-cpu" : "upper-bound");
       // How the grams' carbon intensity was obtained, in the ledger's intensity_kind words:
       // constant (configured g/kWh) | measured (a trace row) | interpolated | held (a trace gap,
       // filled per [energy] carbon_gaps).
-      block.Add("X-Carbon-Intensity-Kind: ", energy::carbon::IntensityKindName(e.intensity_kind));
+      junction::http::AppendHeaderLine(lines, "X-Carbon-Intensity-Kind",
+                                       energy::carbon::IntensityKindName(e.intensity_kind));
     }
     if (outcome.cold_start) {
-      char num[64];
       const auto r = std::to_chars(num, num + sizeof(num),
                                    std::chrono::duration<double>(outcome.cold_start_time).count(),
                                    std::chars_format::fixed, 6);
-      block.Add("X-Cold-Start-Seconds: ", std::string_view(num, r.ptr));
+      junction::http::AppendHeaderLine(lines, "X-Cold-Start-Seconds", std::string_view(num, r.ptr));
     }
-    block.Flush();
   };
 }
 

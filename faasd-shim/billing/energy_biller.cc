@@ -258,7 +258,7 @@ CallEstimate EnergyBiller::EstimateCall(std::uint64_t cycles) const {
 
 void EnergyBiller::Complete(const CompletedCall& call) {
   // Written straight into the ring's slot (no copy of the ~200-byte record on the data path);
-  // every field the sampler reads is set, as the slot holds an older call.
+  // every field is set, as the slot holds an older call.
   auto fill = [&call](PendingCall& p) {
     p.account = call.account;
     p.call_id.Assign(call.call_id);  // a UUID: 36 bytes
@@ -269,13 +269,7 @@ void EnergyBiller::Complete(const CompletedCall& call) {
     p.status = call.status;
     p.bytes_in = call.bytes_in;
     p.bytes_out = call.bytes_out;
-    // Only a function that measured itself (the GPU's) has zones here; the sampler reads them
-    // only when `present` says so, so an echo call copies one byte of the 56, not all.
-    if (call.measured.present != 0) [[unlikely]] {
-      p.measured = call.measured;
-    } else {
-      p.measured.present = 0;
-    }
+    p.measured = call.measured;
   };
   // The sampler is behind by a whole ring: keep the call (its bill is found by its account).
   // The caller holds q.lock.
@@ -444,8 +438,8 @@ Status<void> EnergyBiller::BillCalls(bool final_step, bool& billed) {
   finishing_.clear();
   for (const PendingCall* c : calls_) finishing_.push_back(c->account);
   // Joules are added even if pricing failed.
-  Status<void> priced = book_->AddAndTake(*attribution, finishing_, bills_);
-  const energy::ZoneJoules invocation_total = book_->last_invocations();  // AddAndTake's pass summed it
+  energy::ZoneJoules invocation_total;  // AddAndTake's pass sums it
+  Status<void> priced = book_->AddAndTake(*attribution, finishing_, bills_, &invocation_total);
   energy::IntervalRecord interval = energy::IntervalRecord::From(*attribution, invocation_total);
   if (auto unit = carbon_->PriceInterval(energy::Joules{1.0}, begin_ns, end_ns, 0.0)) {
     interval.Price(unit->intensity.g_per_kwh);

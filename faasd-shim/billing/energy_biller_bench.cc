@@ -26,6 +26,7 @@
 #include "energy/sensors/replay.h"
 #include "faasd-shim/billing/call_cycles.h"
 #include "faasd-shim/billing/energy_biller.h"
+#include "faasd-shim/billing/steady_meter.h"
 #include "junction/base/uuid.h"
 #include "junction/sched/cycle_accounts.h"
 #include "junction/sched/runtime.h"
@@ -58,18 +59,6 @@ long long ThreadCpuNs(const std::string& comm) {
   return total;
 }
 
-// A package counter rising 1 mJ per 10 ms read, long enough for any run here.
-energy::ReplaySensor Meter() {
-  std::string text(energy::kTraceHeader);
-  for (int i = 0; i < 200'000; ++i) {
-    text += std::to_string(1'700'000'000'000'000'000LL + i * 10'000'000LL) + ",package,0," +
-            std::to_string(5'000'000 + i * 1000) + ",262143328850\n";
-  }
-  auto s = energy::ReplaySensor::Parse(text);
-  if (!s) std::abort();
-  return std::move(*s);
-}
-
 void Spin(std::uint64_t cycles) {
   const std::uint64_t until = junction::sched::Rdtsc() + cycles;
   while (junction::sched::Rdtsc() < until) {
@@ -93,7 +82,7 @@ void BM_BillingThreadsPerCall(benchmark::State& state) {
     state.SkipWithError(rt.error().message().c_str());
     return;
   }
-  energy::ReplaySensor meter = Meter();
+  energy::ReplaySensor meter = SteadyPackageMeter(200'000);  // 2 000 s of trace
   const std::string dir = std::filesystem::temp_directory_path() / "faasnode_biller_bench";
   double sampler_ns = 0, writer_ns = 0, spilled = 0, aggregated = 0;
   std::uint64_t seq = 0;

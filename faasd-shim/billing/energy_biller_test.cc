@@ -19,6 +19,7 @@
 #include "faasd-shim/billing/call_cycles.h"
 #include "faasd-shim/billing/carbon_query.h"
 #include "faasd-shim/billing/energy_metrics.h"
+#include "faasd-shim/billing/steady_meter.h"
 #include "junction/sched/runtime.h"
 #include "junction/sched/sched.h"
 #include "junction/sched/test_util.h"
@@ -33,18 +34,6 @@ std::string FreshLedger(const std::string& name) {
   const std::string dir = ::testing::TempDir() + "/biller_" + name;
   std::filesystem::remove_all(dir);
   return dir + "/ledger.db";
-}
-
-// A package counter that rises by exactly 1000 uJ (1 mJ) per read, for `reads` reads.
-energy::ReplaySensor Trace(int reads) {
-  std::string text(energy::kTraceHeader);
-  for (int i = 0; i < reads; ++i) {
-    text += std::to_string(1'700'000'000'000'000'000LL + i * 10'000'000LL) + ",package,0," +
-            std::to_string(5'000'000 + i * 1000) + ",262143328850\n";
-  }
-  auto s = energy::ReplaySensor::Parse(text);
-  EXPECT_TRUE(s.has_value()) << s.error().message();
-  return std::move(*s);
 }
 
 void Burn(std::chrono::microseconds d) {
@@ -66,7 +55,7 @@ TEST(HelperCpus, AreTheProcesssCpusNoWorkerHolds) {
 TEST(EnergyBiller, InvocationsAndNodeAddUpToAReplayedMeter) {
   auto rt = junction::sched::Runtime::Create({.cores = junction::sched::testing::FirstCpus(2)});
   ASSERT_TRUE(rt.has_value()) << rt.error().message();
-  energy::ReplaySensor meter = Trace(100000);
+  energy::ReplaySensor meter = SteadyPackageMeter(100000);
   const std::string ledger = FreshLedger("replay");
   std::uint64_t intervals = 0;
   CallEstimate estimate;
@@ -156,7 +145,7 @@ TEST(EnergyBiller, InvocationsAndNodeAddUpToAReplayedMeter) {
 TEST(EnergyBiller, SharedIdleAndOverheadGoToTheInvocations) {
   auto rt = junction::sched::Runtime::Create({.cores = junction::sched::testing::FirstCpus(1)});
   ASSERT_TRUE(rt.has_value()) << rt.error().message();
-  energy::ReplaySensor meter = Trace(100000);
+  energy::ReplaySensor meter = SteadyPackageMeter(100000);
   const std::string ledger = FreshLedger("shared");
   ASSERT_TRUE((*rt)->Run([&] {
     BillingOptions o;
@@ -217,7 +206,7 @@ CarbonRun RunWithTrace(const std::string& name, energy::carbon::GapPolicy gaps, 
   }
   auto rt = junction::sched::Runtime::Create({.cores = junction::sched::testing::FirstCpus(1)});
   EXPECT_TRUE(rt.has_value()) << rt.error().message();
-  energy::ReplaySensor meter = Trace(100000);
+  energy::ReplaySensor meter = SteadyPackageMeter(100000);
   EXPECT_TRUE((*rt)->Run([&] {
     BillingOptions o;
     o.interval = 2ms;
@@ -275,7 +264,7 @@ TEST(EnergyBiller, CarbonGapPolicyAndEmbodiedRateReachTheBill) {
 TEST(EnergyBiller, FullQueuesAreCountedAndExposed) {
   auto rt = junction::sched::Runtime::Create({.cores = junction::sched::testing::FirstCpus(1)});
   ASSERT_TRUE(rt.has_value()) << rt.error().message();
-  energy::ReplaySensor meter = Trace(100000);
+  energy::ReplaySensor meter = SteadyPackageMeter(100000);
   const std::string ledger = FreshLedger("full");
   int billed = 0;
   EnergyBiller::Counters counters;
@@ -338,7 +327,7 @@ class FlakyMeter : public energy::CounterSource {
 TEST(EnergyBiller, CallsOfAStepWhoseMeterFailedAreBilledLaterOnceEach) {
   auto rt = junction::sched::Runtime::Create({.cores = junction::sched::testing::FirstCpus(1)});
   ASSERT_TRUE(rt.has_value()) << rt.error().message();
-  energy::ReplaySensor trace = Trace(100000);
+  energy::ReplaySensor trace = SteadyPackageMeter(100000);
   FlakyMeter meter(&trace);
   const std::string ledger = FreshLedger("flaky");
   std::vector<std::string> billed;

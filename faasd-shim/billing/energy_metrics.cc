@@ -26,7 +26,7 @@ void EnergyTotals::Add(std::span<const energy::InvocationRecord> rows) {
   for (const energy::InvocationRecord& r : rows) {
     const std::string_view function = r.function.view();
     if (run == nullptr || r.joules.present != run->joules.present ||
-        r.joules.sources.bits() != run->joules.sources.bits() || !(r.function == run->function)) {
+        r.joules.sources.bits() != run->joules.sources.bits() || function != run->function.view()) {
       run = &r;
       for (energy::Zone z : energy::kAllZones) {
         if (!r.joules.Has(z)) continue;

@@ -90,15 +90,6 @@ void AppendHeaderLine(std::string& lines, std::string_view name, std::string_vie
   *p = '\n';
 }
 
-void HeaderLineBlock::AddLong(std::string_view name_colon, std::string_view value) {
-  Flush();
-  if (name_colon.size() + value.size() + 2 <= sizeof(buf_)) {
-    Add(name_colon, value);
-    return;
-  }
-  lines_.append(name_colon).append(value).append("\r\n");
-}
-
 bool ForEachHeaderLine(std::string_view lines,
                        const std::function<void(std::string_view name, std::string_view value)>& fn) {
   while (!lines.empty()) {

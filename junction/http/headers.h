@@ -12,8 +12,6 @@
 // Thread-safety: none; a Headers belongs to one connection. Never blocks.
 #pragma once
 
-#include <cstring>
-
 #include <cstddef>
 #include <functional>
 #include <optional>
@@ -81,44 +79,5 @@ std::string_view TrimOws(std::string_view s);
 void AppendHeaderLine(std::string& lines, std::string_view name, std::string_view value);
 bool ForEachHeaderLine(std::string_view lines,
                        const std::function<void(std::string_view name, std::string_view value)>& fn);
-
-// Header lines gathered on the stack and appended to `lines` in one piece by Flush(): one
-// capacity check and one copy for a reply's several short fields instead of one each
-// (AppendHeaderLine). A line that does not fit flushes what is gathered and goes straight to
-// `lines`, so the lines keep their order whatever their lengths. Unchecked, as AppendHeaderLine.
-// Not thread-safe; `lines` must outlive the block. Lines added after the last Flush() are lost.
-class HeaderLineBlock {
- public:
-  explicit HeaderLineBlock(std::string& lines) : lines_(lines) {}
-  HeaderLineBlock(const HeaderLineBlock&) = delete;
-  HeaderLineBlock& operator=(const HeaderLineBlock&) = delete;
-  // `name_colon`: the field name with its ": " (or a whole line, CRLF excepted, and an empty
-  // value).
-  void Add(std::string_view name_colon, std::string_view value) {
-    const std::size_t n = name_colon.size() + value.size() + 2;
-    if (n > sizeof(buf_) - used_) [[unlikely]] {
-      AddLong(name_colon, value);
-      return;
-    }
-    char* p = buf_ + used_;
-    std::memcpy(p, name_colon.data(), name_colon.size());
-    p += name_colon.size();
-    std::memcpy(p, value.data(), value.size());
-    p += value.size();
-    p[0] = '\r';
-    p[1] = '\n';
-    used_ += n;
-  }
-  void Flush() {
-    lines_.append(buf_, used_);
-    used_ = 0;
-  }
-
- private:
-  void AddLong(std::string_view name_colon, std::string_view value);
-  std::string& lines_;
-  std::size_t used_ = 0;
-  char buf_[512];
-};
 
 }  // namespace junction::http

@@ -81,28 +81,6 @@ TEST(HeadersTest, CrLfNulFoundAtEveryOffset) {
   }
 }
 
-TEST(HeadersTest, HeaderLineBlockKeepsOrderWhateverTheLengths) {
-  std::string lines = "Pre: 0\r\n";
-  const std::string long_value(600, 'v');    // longer than the block: straight to the string
-  const std::string filler(480, 'f');        // fits, but leaves no room for the next line
-  {
-    HeaderLineBlock block(lines);
-    block.Add("A: ", "1");
-    block.Add("X-Served-By: node/1", "");
-    block.Add("Long: ", long_value);
-    block.Add("B: ", filler);
-    block.Add("C: ", "3");
-    block.Flush();
-    block.Add("D: ", "4");
-    block.Flush();
-  }
-  EXPECT_EQ(lines, "Pre: 0\r\nA: 1\r\nX-Served-By: node/1\r\nLong: " + long_value + "\r\nB: " + filler +
-                       "\r\nC: 3\r\nD: 4\r\n");
-  std::vector<std::string> names;
-  EXPECT_TRUE(ForEachHeaderLine(lines, [&](std::string_view n, std::string_view) { names.emplace_back(n); }));
-  EXPECT_EQ(names, (std::vector<std::string>{"Pre", "A", "X-Served-By", "Long", "B", "C", "D"}));
-}
-
 TEST(HeadersTest, HeaderLinesRoundTrip) {
   std::string lines;
   AppendHeaderLine(lines, "X-Call-Id", "abc");
